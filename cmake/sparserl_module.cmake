@@ -1,0 +1,29 @@
+# One static library per src/ folder; the link graph enforces DESIGN.md's dependency direction
+# (cli -> train -> {model, eval} -> {kernel, text} -> sparse).
+set(SPARSERL_WARNINGS -Wall -Wextra -Werror)
+
+function(sparserl_module name)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(sparserl_${name} STATIC ${srcs})
+  target_include_directories(sparserl_${name} PUBLIC ${PROJECT_SOURCE_DIR}/src)
+  target_compile_options(sparserl_${name} PRIVATE ${SPARSERL_WARNINGS})
+  target_link_libraries(sparserl_${name} PUBLIC ${ARG_DEPS})
+endfunction()
+
+# One GoogleTest executable per tests/<module>/test_*.cpp, so a test file builds on its own.
+function(sparserl_tests module)
+  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_*.cpp)
+  foreach(file ${tests})
+    get_filename_component(stem ${file} NAME_WE)
+    set(target ${module}_${stem})
+    add_executable(${target} ${file})
+    target_compile_options(${target} PRIVATE ${SPARSERL_WARNINGS})
+    target_include_directories(${target} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+    target_link_libraries(${target} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main GTest::gmock)
+    target_compile_definitions(${target} PRIVATE
+      SPARSERL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" SPARSERL_BINARY_DIR="${PROJECT_BINARY_DIR}")
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  endforeach()
+endfunction()

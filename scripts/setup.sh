@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One-command set-up on a fresh Debian 12 machine: installs the packages sparserl needs,
+# configures and builds everything into build/. Re-running it is cheap (incremental build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  build-essential cmake ninja-build pkg-config git clang-format
+  libtorch-dev nlohmann-json3-dev libpcre2-dev zlib1g-dev libcli11-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libboost-context-dev libomp-dev
+  libcpp-httplib-dev python3
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo_cmd=(); [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+[[ -x /usr/local/cuda/bin/nvcc ]] || { echo "setup: error: CUDA toolkit not found at /usr/local/cuda (needed for NVRTC and cuSPARSE headers)" >&2; exit 1; }
+
+build_dir=${BUILD_DIR:-build}
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DCUDAToolkit_ROOT=/usr/local/cuda "$@"
+cmake --build "$build_dir" -j "$(nproc)"
+echo "setup: built into $build_dir (run scripts/test.sh)"

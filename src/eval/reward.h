@@ -1,0 +1,22 @@
+#pragma once
+// Hierarchical reward (DESIGN.md): no program -1, compile error -0.5, fault/timeout/wrong 0,
+// correct 1 + clipped log speed-up over cuSPARSE - memory penalty.
+#include "eval/verdict.h"
+
+namespace sparserl {
+
+struct reward_config {
+  double no_program = -1.0;
+  double compile_error = -0.5;
+  double runtime_failure = 0.0;   // fault, timeout, wrong result
+  double correct = 1.0;
+  double speed_weight = 1.0;      // times log2(t_cusparse / t_kernel)
+  double speed_clip = 2.0;        // |speed term| <= this
+  double memory_weight = 0.1;     // times log2(footprint / csr footprint) when above 1
+  double memory_clip = 1.0;
+};
+
+// Fills v.reward from the stages, speedup and footprint; csr_footprint_bytes is the CSR size.
+double compute_reward(const verdict& v, int64_t csr_footprint_bytes, const reward_config& config = {});
+
+}  // namespace sparserl

@@ -1,0 +1,55 @@
+#pragma once
+// A program runner executes a compiled program's launches in some sandbox (a GPU worker process,
+// or the CPU emulator's child process) and hands back raw outputs. It judges nothing: the
+// evaluator (eval/evaluator.h) poisons, verifies and scores, the same for every runner.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernel/abi.h"
+#include "kernel/program.h"
+
+namespace sparserl {
+
+struct run_limits {
+  double launch_timeout_s = 5.0;     // wall clock per trial (all launches)
+  int64_t memory_bytes = int64_t{4} << 30;
+  int64_t max_log_bytes = 64 * 1024;
+};
+
+struct run_request {
+  sparse_op op = sparse_op::spmv;
+  int32_t rows = 0, cols = 0, k = 1;
+  const kernel_program* program = nullptr;
+  const format_arguments* args = nullptr;       // built once per (matrix, format, params)
+  std::vector<launch_geometry> geometry;        // one per entry point, in launch order
+  std::vector<std::string> entries;             // entry point names, in launch order
+  std::string device_source;                    // parameter defines + program source
+  std::vector<std::vector<float>> inputs;       // one x (or B) per trial
+  float poison = 0;                             // bit pattern written into outputs before a run
+  bool measure_time = false;                    // GPU only
+};
+
+struct trial_result {
+  std::vector<float> output;        // y (or C) after the run
+  bool input_unchanged = true;      // the input buffer compared bitwise after the run
+  bool format_unchanged = true;     // the format arrays compared after the run
+};
+
+struct run_result {
+  bool ok = false;
+  std::string failure;              // "timeout after 5 s", "CUDA_ERROR_ILLEGAL_ADDRESS", ...
+  std::string log;                  // runner output (emulator compile log, worker stderr)
+  std::vector<trial_result> trials;
+  std::optional<double> kernel_ms;  // median over timed repetitions when measure_time
+};
+
+class program_runner {
+ public:
+  virtual ~program_runner() = default;
+  virtual const char* name() const = 0;  // "gpu", "cpu"
+  virtual run_result run(const run_request& request, const run_limits& limits) = 0;
+};
+
+}  // namespace sparserl

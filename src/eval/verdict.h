@@ -1,0 +1,40 @@
+#pragma once
+// The record of one program's evaluation: every stage's outcome, logs, times and the reward.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace sparserl {
+
+enum class eval_stage {
+  extracted,   // a program was parsed from the completion
+  compiled,    // NVRTC built it (and the source passed screening)
+  ran,         // every launch finished without fault or timeout
+  correct,     // every trial matched the reference
+};
+
+struct verdict {
+  bool extracted = false, compiled = false, ran = false, correct = false;
+  std::string failure;      // first failing stage's reason, "" when correct
+  std::string compile_log;  // NVRTC's log (truncated to the configured limit)
+  std::string executor;     // "gpu" or "cpu"
+  int trials = 0;
+  double max_rel_error = 0; // worst error / tolerance ratio seen (<= 1 passes)
+  double compile_ms = 0;
+  std::optional<double> kernel_ms;    // median, measured; empty on the CPU executor
+  std::optional<double> baseline_ms;  // cuSPARSE, same protocol
+  std::string baseline_name;          // e.g. "cusparseSpMV CSR_ALG1"
+  std::string timing_method;          // e.g. "CUDA events, 10 warm-up, median of 50, L2 flushed"
+  std::optional<double> speedup;      // baseline_ms / kernel_ms
+  int64_t bytes_moved = 0;            // minimum bytes of the format + x + y
+  std::optional<double> achieved_gbps;
+  int64_t footprint_bytes = 0;        // device bytes of the format's arrays
+  double reward = 0;
+  bool speed_modelled = false;        // never true for a measured speed term
+};
+
+nlohmann::json verdict_to_json(const verdict& v);
+
+}  // namespace sparserl

@@ -1,0 +1,85 @@
+#pragma once
+// Every storage format the kernel ABI knows, converted from CSR, each with a CPU SpMV that must
+// equal spmv_reference (tests/sparse/test_formats.cpp). Layouts are the ABI: docs/kernel-abi.md.
+#include <cstdint>
+#include <vector>
+
+#include "sparse/csr_matrix.h"
+
+namespace sparserl {
+
+// Conversions refuse (sparserl::error) to build a padded format larger than this many stored
+// elements, so an ELL of a matrix with one dense row cannot exhaust memory.
+inline constexpr int64_t default_max_padded_elements = int64_t{1} << 31;
+
+// Coordinate list sorted by (row, col).
+struct coo_matrix {
+  int32_t rows = 0, cols = 0;
+  std::vector<int32_t> row_idx, col_idx;
+  std::vector<float> values;
+  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+};
+
+// ELLPACK, column-major: slot j of row r is at [j * rows + r]. Padding has col -1 and value 0.
+struct ell_matrix {
+  int32_t rows = 0, cols = 0, width = 0;
+  std::vector<int32_t> col_idx;
+  std::vector<float> values;
+};
+
+// SELL-C-sigma: rows sorted by length (descending) inside windows of sigma rows, grouped into
+// slices of C rows; slice s holds slice_width[s] columns, column-major inside the slice:
+// element j of the row at lane l of slice s is at [slice_ptr[s] + j * C + l].
+// perm[i] is the original row of sorted position i (i < rows); lanes past rows are padding.
+// Padding has col -1 and value 0.
+struct sell_matrix {
+  int32_t rows = 0, cols = 0, C = 32, sigma = 1, num_slices = 0;
+  std::vector<int32_t> slice_ptr;    // num_slices + 1 element offsets
+  std::vector<int32_t> slice_width;  // num_slices
+  std::vector<int32_t> perm;         // rows
+  std::vector<int32_t> col_idx;
+  std::vector<float> values;
+};
+
+// Block sparse row with r x c dense blocks, each stored row-major; block_rows = ceil(rows / r).
+// Blocks on the last block row/column may extend past the matrix; those cells hold 0.
+struct bsr_matrix {
+  int32_t rows = 0, cols = 0, r = 1, c = 1, block_rows = 0, block_cols = 0;
+  std::vector<int32_t> block_row_ptr;  // block_rows + 1
+  std::vector<int32_t> block_col_idx;  // block column of each block
+  std::vector<float> values;           // nnz_blocks * r * c
+  int64_t nnz_blocks() const { return static_cast<int64_t>(block_col_idx.size()); }
+};
+
+// Diagonal storage: offsets[d] = col - row of diagonal d (ascending); values column-major by
+// diagonal: A[r][r + offsets[d]] is at [d * rows + r]; cells outside the matrix hold 0.
+struct dia_matrix {
+  int32_t rows = 0, cols = 0, num_diags = 0;
+  std::vector<int32_t> offsets;
+  std::vector<float> values;
+};
+
+// Hybrid: the first `ell.width` entries of each row in ELL, the rest in COO.
+struct hyb_matrix {
+  ell_matrix ell;
+  coo_matrix coo;
+};
+
+coo_matrix to_coo(const csr_matrix& a);
+ell_matrix to_ell(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
+sell_matrix to_sell(const csr_matrix& a, int32_t C, int32_t sigma,
+                    int64_t max_elements = default_max_padded_elements);
+bsr_matrix to_bsr(const csr_matrix& a, int32_t r, int32_t c,
+                  int64_t max_elements = default_max_padded_elements);
+dia_matrix to_dia(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
+hyb_matrix to_hyb(const csr_matrix& a, int32_t width);
+
+// CPU SpMV of each layout (float in/out, double accumulation), for checking the conversions.
+void spmv(const coo_matrix& a, const float* x, float* y);
+void spmv(const ell_matrix& a, const float* x, float* y);
+void spmv(const sell_matrix& a, const float* x, float* y);
+void spmv(const bsr_matrix& a, const float* x, float* y);
+void spmv(const dia_matrix& a, const float* x, float* y);
+void spmv(const hyb_matrix& a, const float* x, float* y);
+
+}  // namespace sparserl
