@@ -9,6 +9,7 @@
 
 #include "kernel/abi.h"
 #include "kernel/program.h"
+#include "sparse/csr_matrix.h"
 
 namespace sparserl {
 
@@ -23,9 +24,12 @@ struct run_request {
   int32_t rows = 0, cols = 0, k = 1;
   const kernel_program* program = nullptr;
   const format_arguments* args = nullptr;       // built once per (matrix, format, params)
+  std::string data_id;                          // names *args: same id = same arrays, so a
+                                                // runner may keep them uploaded between runs
   std::vector<launch_geometry> geometry;        // one per entry point, in launch order
   std::vector<std::string> entries;             // entry point names, in launch order
   std::string device_source;                    // parameter defines + program source
+  const std::vector<char>* cubin = nullptr;     // NVRTC's image of device_source (GPU runners)
   std::vector<std::vector<float>> inputs;       // one x (or B) per trial
   float poison = 0;                             // bit pattern written into outputs before a run
   bool measure_time = false;                    // GPU only
@@ -43,6 +47,22 @@ struct run_result {
   std::string log;                  // runner output (emulator compile log, worker stderr)
   std::vector<trial_result> trials;
   std::optional<double> kernel_ms;  // median over timed repetitions when measure_time
+  std::string timing_method;        // how kernel_ms was measured
+};
+
+// cuSPARSE on the task's CSR matrix, timed by the same protocol as the programs.
+struct baseline_request {
+  sparse_op op = sparse_op::spmv;
+  const csr_matrix* matrix = nullptr;
+  int32_t k = 1;
+  std::string data_id;  // names the matrix, for upload caching
+};
+struct baseline_result {
+  bool ok = false;
+  std::string failure;
+  std::string name;    // e.g. "cusparseSpMV CSR_ALG1"
+  double ms = 0;       // median
+  std::string timing_method;
 };
 
 class program_runner {
@@ -50,6 +70,8 @@ class program_runner {
   virtual ~program_runner() = default;
   virtual const char* name() const = 0;  // "gpu", "cpu"
   virtual run_result run(const run_request& request, const run_limits& limits) = 0;
+  // Runners that can time cuSPARSE override this; the default has no baseline.
+  virtual std::optional<baseline_result> baseline(const baseline_request&) { return std::nullopt; }
 };
 
 }  // namespace sparserl

@@ -8,20 +8,13 @@
 
 namespace sparserl {
 
-enum class eval_stage {
-  extracted,   // a program was parsed from the completion
-  compiled,    // NVRTC built it (and the source passed screening)
-  ran,         // every launch finished without fault or timeout
-  correct,     // every trial matched the reference
-};
-
 struct verdict {
   bool extracted = false, compiled = false, ran = false, correct = false;
   std::string failure;      // first failing stage's reason, "" when correct
   std::string compile_log;  // NVRTC's log (truncated to the configured limit)
   std::string executor;     // "gpu" or "cpu"
   int trials = 0;
-  double max_rel_error = 0; // worst error / tolerance ratio seen (<= 1 passes)
+  double max_error_ratio = 0;  // worst |error| / tolerance seen (<= 1 passes)
   double compile_ms = 0;
   std::optional<double> kernel_ms;    // median, measured; empty on the CPU executor
   std::optional<double> baseline_ms;  // cuSPARSE, same protocol
