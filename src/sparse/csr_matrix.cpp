@@ -1,6 +1,7 @@
 #include "sparse/csr_matrix.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <string>
 
@@ -26,11 +27,22 @@ void sort_and_merge_rows(csr_matrix& m) {
   int32_t out = 0;
   for (int32_t r = 0; r < m.rows; ++r) {
     const int32_t begin = m.row_ptr[r], end = m.row_ptr[r + 1];
+    m.row_ptr[r] = out;
+    // Rows already strictly ascending (any input sorted by row or by column, as most files
+    // are) only need compacting: skip the copy-out and sort.
+    const auto cols = m.col_idx.begin();
+    if (std::adjacent_find(cols + begin, cols + end, std::greater_equal<>()) == cols + end) {
+      if (out != begin) {
+        std::copy(cols + begin, cols + end, cols + out);
+        std::copy(m.values.begin() + begin, m.values.begin() + end, m.values.begin() + out);
+      }
+      out += end - begin;
+      continue;
+    }
     row.clear();
     for (int32_t i = begin; i < end; ++i) row.emplace_back(m.col_idx[i], m.values[i]);
     std::sort(row.begin(), row.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    m.row_ptr[r] = out;
     for (size_t i = 0; i < row.size(); ++i) {
       if (i > 0 && row[i].first == row[i - 1].first) {
         m.values[out - 1] += row[i].second;
@@ -80,8 +92,11 @@ void validate_csr(const csr_matrix& m) {
   if (m.row_ptr[0] != 0) fail("row_ptr[0] != 0");
   if (m.col_idx.size() != m.values.size()) fail("col_idx and values differ in length");
   if (static_cast<size_t>(m.row_ptr[m.rows]) != m.col_idx.size()) fail("row_ptr[rows] != nnz");
-  for (int32_t r = 0; r < m.rows; ++r) {
+  // Monotone first: with row_ptr[0] == 0 and row_ptr[rows] == nnz that keeps the column scan
+  // below inside col_idx even when a middle row_ptr entry is corrupt.
+  for (int32_t r = 0; r < m.rows; ++r)
     if (m.row_ptr[r + 1] < m.row_ptr[r]) fail("row_ptr decreases at row " + std::to_string(r));
+  for (int32_t r = 0; r < m.rows; ++r) {
     for (int32_t i = m.row_ptr[r]; i < m.row_ptr[r + 1]; ++i) {
       if (m.col_idx[i] < 0 || m.col_idx[i] >= m.cols)
         fail("column out of range in row " + std::to_string(r));

@@ -1,6 +1,8 @@
 #pragma once
 // Every storage format the kernel ABI knows, converted from CSR, each with a CPU SpMV that must
 // equal spmv_reference (tests/sparse/test_formats.cpp). Layouts are the ABI: docs/kernel-abi.md.
+// Conversions validate the CSR input and keep explicit zeros as structure. No layout stores more
+// than 2^31 - 1 elements whatever max_elements says, since kernels index it with int.
 #include <cstdint>
 #include <vector>
 
@@ -12,7 +14,7 @@ namespace sparserl {
 // elements, so an ELL of a matrix with one dense row cannot exhaust memory.
 inline constexpr int64_t default_max_padded_elements = int64_t{1} << 31;
 
-// Coordinate list sorted by (row, col).
+// Coordinate list sorted by (row, col): the CSR entries in CSR order.
 struct coo_matrix {
   int32_t rows = 0, cols = 0;
   std::vector<int32_t> row_idx, col_idx;
@@ -21,6 +23,7 @@ struct coo_matrix {
 };
 
 // ELLPACK, column-major: slot j of row r is at [j * rows + r]. Padding has col -1 and value 0.
+// width = the longest row; a row's entries fill its first slots in column order.
 struct ell_matrix {
   int32_t rows = 0, cols = 0, width = 0;
   std::vector<int32_t> col_idx;
@@ -32,6 +35,11 @@ struct ell_matrix {
 // element j of the row at lane l of slice s is at [slice_ptr[s] + j * C + l].
 // perm[i] is the original row of sorted position i (i < rows); lanes past rows are padding.
 // Padding has col -1 and value 0.
+// Windows are [w * sigma, (w + 1) * sigma) of the original rows, with sigma used as given (not
+// rounded to a multiple of C: then a slice may straddle two windows, which stays valid). The sort
+// is stable, so sigma = 1 keeps the original order (perm is the identity) and sigma >= rows sorts
+// the whole matrix. slice_width[s] is the longest row in slice s (0 for an empty slice).
+// C must be a power of two in [1, 1024] and sigma >= 1.
 struct sell_matrix {
   int32_t rows = 0, cols = 0, C = 32, sigma = 1, num_slices = 0;
   std::vector<int32_t> slice_ptr;    // num_slices + 1 element offsets
@@ -43,6 +51,9 @@ struct sell_matrix {
 
 // Block sparse row with r x c dense blocks, each stored row-major; block_rows = ceil(rows / r).
 // Blocks on the last block row/column may extend past the matrix; those cells hold 0.
+// block_cols = ceil(cols / c); block columns ascend within a block row; only blocks holding at
+// least one CSR entry are stored; cell (i, j) of block b is values[b * r * c + i * c + j].
+// r and c must lie in [1, 64].
 struct bsr_matrix {
   int32_t rows = 0, cols = 0, r = 1, c = 1, block_rows = 0, block_cols = 0;
   std::vector<int32_t> block_row_ptr;  // block_rows + 1
@@ -53,13 +64,15 @@ struct bsr_matrix {
 
 // Diagonal storage: offsets[d] = col - row of diagonal d (ascending); values column-major by
 // diagonal: A[r][r + offsets[d]] is at [d * rows + r]; cells outside the matrix hold 0.
+// One diagonal per distinct col - row of the CSR entries.
 struct dia_matrix {
   int32_t rows = 0, cols = 0, num_diags = 0;
   std::vector<int32_t> offsets;
   std::vector<float> values;
 };
 
-// Hybrid: the first `ell.width` entries of each row in ELL, the rest in COO.
+// Hybrid: the first `ell.width` entries of each row in ELL, the rest in COO (sorted by
+// (row, col)). ell.width = min(requested width, longest row); the width must be >= 0.
 struct hyb_matrix {
   ell_matrix ell;
   coo_matrix coo;
@@ -72,9 +85,11 @@ sell_matrix to_sell(const csr_matrix& a, int32_t C, int32_t sigma,
 bsr_matrix to_bsr(const csr_matrix& a, int32_t r, int32_t c,
                   int64_t max_elements = default_max_padded_elements);
 dia_matrix to_dia(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
-hyb_matrix to_hyb(const csr_matrix& a, int32_t width);
+hyb_matrix to_hyb(const csr_matrix& a, int32_t width,
+                  int64_t max_elements = default_max_padded_elements);
 
 // CPU SpMV of each layout (float in/out, double accumulation), for checking the conversions.
+// They check the array sizes (sparserl::error) but trust the indices, as from the to_* above.
 void spmv(const coo_matrix& a, const float* x, float* y);
 void spmv(const ell_matrix& a, const float* x, float* y);
 void spmv(const sell_matrix& a, const float* x, float* y);

@@ -1,0 +1,39 @@
+#pragma once
+// Whole-file reads that see through gzip, and writes that never leave a half-written file behind.
+// Errors are sparserl::error "<path>: <why>" (with strerror / zlib's reason where there is one).
+#include <zlib.h>
+
+#include <cstddef>
+#include <string>
+
+namespace sparserl {
+
+// The file's bytes, gunzipped when it starts with the gzip magic bytes 1f 8b (whatever its name;
+// concatenated gzip members are read as one stream). Refuses contents longer than max_size, so a
+// small .gz cannot expand into an unbounded allocation.
+std::string read_file_decompressed(const std::string& path, size_t max_size);
+
+// Streams into "<path>.tmp.<pid>.<n>" in the same directory (gzip-compressed when asked) and only
+// commit() renames it over `path`, after an fsync. Destroying it uncommitted removes the temp file.
+class atomic_file_writer {
+ public:
+  atomic_file_writer(std::string path, bool gzip);
+  ~atomic_file_writer();
+  atomic_file_writer(const atomic_file_writer&) = delete;
+  atomic_file_writer& operator=(const atomic_file_writer&) = delete;
+
+  void write(const char* data, size_t size);
+  void commit();
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int err);
+  void close_quietly();
+
+  std::string path_;
+  std::string temp_path_;
+  int fd_ = -1;
+  gzFile gz_ = nullptr;
+  bool committed_ = false;
+};
+
+}  // namespace sparserl
