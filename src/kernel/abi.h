@@ -43,6 +43,12 @@ std::string entry_signature(sparse_op op, format_kind format, const std::string&
 
 // Format parameters each format requires/accepts, with defaults (e.g. SELL: C=32 sigma=1).
 std::map<std::string, int64_t> default_format_params(format_kind format);
+// The same keys in their documented order (BSR: r, c), for text forms and messages.
+std::vector<std::string> format_param_names(format_kind format);
+// Canonicalises `params` in place: keys matched case-insensitively to the format's own, defaults
+// filled in, ranges checked (SELL C a power of two in 1..1024, sigma >= 1; BSR r, c in 1..64;
+// HYB width >= 0, 0 = automatic). Returns "" on success, else the reason naming the parameter.
+std::string normalize_format_params(format_kind format, std::map<std::string, int64_t>& params);
 
 // The device data of `a` in the program's format (conversion happens here), in argument order.
 struct format_arguments {

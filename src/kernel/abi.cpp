@@ -1,0 +1,484 @@
+#include "kernel/abi.h"
+
+#include <algorithm>
+#include <cctype>
+#include <functional>
+
+#include "kernel/quote_text.h"
+#include "sparse/error.h"
+#include "sparse/formats.h"
+
+namespace sparserl {
+
+namespace {
+
+// ---- format parameters ------------------------------------------------------------------------
+
+struct param_rule {
+  const char* key;
+  int64_t fallback;
+  int64_t min, max;
+  bool power_of_two;
+  const char* define;  // the SPARSERL_* macro (BSR's r, c are BLOCK_R, BLOCK_C: SELL has C)
+};
+
+std::vector<param_rule> param_rules(format_kind format) {
+  constexpr int64_t i32_max = INT32_MAX;
+  switch (format) {
+    case format_kind::sell:
+      return {{"C", 32, 1, 1024, true, "SPARSERL_C"},
+              {"sigma", 1, 1, i32_max, false, "SPARSERL_SIGMA"}};
+    case format_kind::bsr:
+      return {{"r", 4, 1, 64, false, "SPARSERL_BLOCK_R"},
+              {"c", 4, 1, 64, false, "SPARSERL_BLOCK_C"}};
+    case format_kind::hyb:
+      return {{"width", 0, 0, i32_max, false, "SPARSERL_WIDTH"}};
+    default:
+      return {};
+  }
+}
+
+bool iequal(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+std::string known_keys(format_kind format) {
+  std::string out;
+  for (const param_rule& p : param_rules(format))
+    out += (out.empty() ? "" : ", ") + std::string(p.key);
+  return out;
+}
+
+std::string range_error(const param_rule& p, int64_t v) {
+  std::string what = std::string(p.key) + "=" + std::to_string(v) + " must be ";
+  if (p.power_of_two) what += "a power of two ";
+  what += "in " + std::to_string(p.min) + ".." + std::to_string(p.max);
+  if (std::string(p.key) == "width") what += " (0 = automatic)";
+  return what;
+}
+
+// ---- argument layout ----------------------------------------------------------------------------
+
+struct arg_slot {
+  arg_kind kind;
+  const char* name;
+};
+
+std::vector<arg_slot> format_slots(format_kind format) {
+  using k = arg_kind;
+  switch (format) {
+    case format_kind::csr:
+      return {{k::i32, "nnz"},
+              {k::i32_array, "row_ptr"},
+              {k::i32_array, "col_idx"},
+              {k::f32_array, "values"}};
+    case format_kind::coo:
+      return {{k::i32, "nnz"},
+              {k::i32_array, "row_idx"},
+              {k::i32_array, "col_idx"},
+              {k::f32_array, "values"}};
+    case format_kind::ell:
+      return {{k::i32, "width"}, {k::i32_array, "col_idx"}, {k::f32_array, "values"}};
+    case format_kind::sell:
+      // Named slice_height, not C: SpMM's output is C (see docs/kernel-abi.md).
+      return {{k::i32, "slice_height"},      {k::i32, "num_slices"}, {k::i32_array, "slice_ptr"},
+              {k::i32_array, "slice_width"}, {k::i32_array, "perm"}, {k::i32_array, "col_idx"},
+              {k::f32_array, "values"}};
+    case format_kind::bsr:
+      return {{k::i32, "r"},
+              {k::i32, "c"},
+              {k::i32, "block_rows"},
+              {k::i32_array, "block_row_ptr"},
+              {k::i32_array, "block_col_idx"},
+              {k::f32_array, "values"}};
+    case format_kind::dia:
+      return {{k::i32, "num_diags"}, {k::i32_array, "offsets"}, {k::f32_array, "values"}};
+    case format_kind::hyb:
+      return {
+          {k::i32, "width"},           {k::i32_array, "ell_col_idx"}, {k::f32_array, "ell_values"},
+          {k::i32, "coo_nnz"},         {k::i32_array, "coo_row_idx"}, {k::i32_array, "coo_col_idx"},
+          {k::f32_array, "coo_values"}};
+  }
+  return {};
+}
+
+std::vector<arg_slot> signature_slots(sparse_op op, format_kind format) {
+  std::vector<arg_slot> out = {{arg_kind::i32, "rows"}, {arg_kind::i32, "cols"}};
+  if (op == sparse_op::spmm) out.push_back({arg_kind::i32, "k"});
+  for (const arg_slot& s : format_slots(format)) out.push_back(s);
+  out.push_back({arg_kind::input, op == sparse_op::spmv ? "x" : "B"});
+  out.push_back({arg_kind::output, op == sparse_op::spmv ? "y" : "C"});
+  return out;
+}
+
+const char* c_type(arg_kind kind) {
+  switch (kind) {
+    case arg_kind::i32:
+      return "int ";
+    case arg_kind::i32_array:
+      return "const int* __restrict__ ";
+    case arg_kind::f32_array:
+      return "const float* __restrict__ ";
+    case arg_kind::input:
+      return "const float* __restrict__ ";
+    case arg_kind::output:
+      return "float* __restrict__ ";
+  }
+  return "";
+}
+
+// ---- building the device data -------------------------------------------------------------------
+
+// Padded layouts may store at most this many elements: generous for a sensible choice (32x the
+// CSR entries) yet a bound on host and device memory when a program picks ELL for a power-law
+// matrix. Never above INT32_MAX: kernels index with int.
+int64_t stored_element_limit(const csr_matrix& a) {
+  const int64_t relative = 32 * (a.nnz() + int64_t{a.rows});
+  return std::min<int64_t>(INT32_MAX, std::max<int64_t>(int64_t{1} << 24, relative));
+}
+
+// HYB width 0: the ceil(rows / 3)-th longest row, so every ELL slot column up to the width is
+// filled in at least a third of the rows (the ELL part stays dense; longer rows go to COO).
+int32_t automatic_hyb_width(const csr_matrix& a, int64_t limit) {
+  if (a.rows == 0) return 0;
+  std::vector<int32_t> lengths(static_cast<size_t>(a.rows));
+  for (int32_t r = 0; r < a.rows; ++r) lengths[r] = a.row_length(r);
+  const size_t at = (static_cast<size_t>(a.rows) + 2) / 3 - 1;
+  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(at),
+                   lengths.end(), std::greater<int32_t>());
+  const int64_t width = std::min<int64_t>(lengths[at], limit / a.rows);
+  return static_cast<int32_t>(width);
+}
+
+class arg_builder {
+ public:
+  arg_builder(sparse_op op, format_kind format) : slots_(signature_slots(op, format)) {}
+
+  void i32(int64_t v) {
+    if (v < INT32_MIN || v > INT32_MAX)
+      throw error(std::string("kernel ABI: argument ") + next().name + " = " + std::to_string(v) +
+                  " does not fit in int");
+    kernel_arg& a = push(arg_kind::i32);
+    a.scalar = static_cast<int32_t>(v);
+  }
+  void ints(std::vector<int32_t> v) { push(arg_kind::i32_array).ints = std::move(v); }
+  void floats(std::vector<float> v) { push(arg_kind::f32_array).floats = std::move(v); }
+  void dense() {  // input and output: data supplied per trial by the runner
+    push(arg_kind::input);
+    push(arg_kind::output);
+  }
+  std::vector<kernel_arg> take() {
+    if (args_.size() != slots_.size()) throw error("kernel ABI: argument list incomplete");
+    return std::move(args_);
+  }
+
+ private:
+  const arg_slot& next() const {
+    if (args_.size() >= slots_.size()) throw error("kernel ABI: too many arguments");
+    return slots_[args_.size()];
+  }
+  kernel_arg& push(arg_kind kind) {
+    const arg_slot& slot = next();
+    if (slot.kind != kind)
+      throw error(std::string("kernel ABI: argument ") + slot.name + " has the wrong kind");
+    kernel_arg a;
+    a.kind = kind;
+    a.name = slot.name;
+    args_.push_back(std::move(a));
+    return args_.back();
+  }
+  std::vector<arg_slot> slots_;
+  std::vector<kernel_arg> args_;
+};
+
+int32_t param_i32(const std::map<std::string, int64_t>& p, const char* key) {
+  return static_cast<int32_t>(p.at(key));  // ranges checked by normalize_format_params
+}
+
+void build_format_args(arg_builder& b, format_arguments& out, const csr_matrix& a,
+                       format_kind format, const std::map<std::string, int64_t>& params) {
+  const int64_t limit = stored_element_limit(a);
+  out.work_rows = a.rows;
+  switch (format) {
+    case format_kind::csr:
+      b.i32(a.nnz());
+      b.ints(a.row_ptr);
+      b.ints(a.col_idx);
+      b.floats(a.values);
+      out.work_nnz = a.nnz();
+      break;
+    case format_kind::coo: {
+      coo_matrix m = to_coo(a);
+      out.work_nnz = out.coo_nnz = m.nnz();
+      b.i32(m.nnz());
+      b.ints(std::move(m.row_idx));
+      b.ints(std::move(m.col_idx));
+      b.floats(std::move(m.values));
+      break;
+    }
+    case format_kind::ell: {
+      ell_matrix m = to_ell(a, limit);
+      b.i32(m.width);
+      b.ints(std::move(m.col_idx));
+      b.floats(std::move(m.values));
+      break;
+    }
+    case format_kind::sell: {
+      sell_matrix m = to_sell(a, param_i32(params, "C"), param_i32(params, "sigma"), limit);
+      b.i32(m.C);
+      b.i32(m.num_slices);
+      b.ints(std::move(m.slice_ptr));
+      b.ints(std::move(m.slice_width));
+      b.ints(std::move(m.perm));
+      b.ints(std::move(m.col_idx));
+      b.floats(std::move(m.values));
+      break;
+    }
+    case format_kind::bsr: {
+      bsr_matrix m = to_bsr(a, param_i32(params, "r"), param_i32(params, "c"), limit);
+      out.work_rows = m.block_rows;
+      b.i32(m.r);
+      b.i32(m.c);
+      b.i32(m.block_rows);
+      b.ints(std::move(m.block_row_ptr));
+      b.ints(std::move(m.block_col_idx));
+      b.floats(std::move(m.values));
+      break;
+    }
+    case format_kind::dia: {
+      dia_matrix m = to_dia(a, limit);
+      b.i32(m.num_diags);
+      b.ints(std::move(m.offsets));
+      b.floats(std::move(m.values));
+      break;
+    }
+    case format_kind::hyb: {
+      int32_t width = param_i32(params, "width");
+      if (width == 0) width = automatic_hyb_width(a, limit);
+      hyb_matrix m = to_hyb(a, width, limit);
+      out.work_nnz = out.coo_nnz = m.coo.nnz();
+      b.i32(m.ell.width);
+      b.ints(std::move(m.ell.col_idx));
+      b.floats(std::move(m.ell.values));
+      b.i32(m.coo.nnz());
+      b.ints(std::move(m.coo.row_idx));
+      b.ints(std::move(m.coo.col_idx));
+      b.floats(std::move(m.coo.values));
+      break;
+    }
+  }
+}
+
+// ---- launch geometry ----------------------------------------------------------------------------
+
+std::string count_text(int64_t v) {
+  if (v > 0 && (v & (v - 1)) == 0 && v >= 1024) {
+    int bits = 0;
+    while ((int64_t{1} << bits) < v) ++bits;
+    return "2^" + std::to_string(bits);
+  }
+  return std::to_string(v);
+}
+
+int64_t ceil_div(int64_t a, int64_t b) { return a <= 0 ? 0 : (a - 1) / b + 1; }
+
+std::string entry_label(const entry_point& entry) {
+  return entry.name.empty() ? std::string("the entry point") : entry.name;
+}
+
+// grid.x from the one work key the spec gives.
+int64_t grid_x_of(const launch_spec& spec, const entry_point& entry, const format_arguments& args) {
+  const int64_t keys[] = {spec.rows_per_block, spec.nnz_per_block, spec.grid};
+  const char* names[] = {"rows_per_block", "nnz_per_block", "grid"};
+  std::string given;
+  for (int i = 0; i < 3; ++i) {
+    if (keys[i] < 0)
+      throw error(std::string(names[i]) + "=" + std::to_string(keys[i]) + " must be positive");
+    if (keys[i] > 0) given += (given.empty() ? "" : " and ") + std::string(names[i]);
+  }
+  const int count = (keys[0] > 0) + (keys[1] > 0) + (keys[2] > 0);
+  if (count != 1)
+    throw error("launch of " + entry_label(entry) +
+                ": give exactly one of rows_per_block, nnz_per_block, grid (got " +
+                (count == 0 ? std::string("none") : given) + ")");
+  if (spec.rows_per_block > 0) return ceil_div(args.work_rows, spec.rows_per_block);
+  if (spec.grid > 0) return spec.grid;
+  if (!entry.nnz_work)
+    throw error("nnz_per_block does not apply to " + entry_label(entry) +
+                " (it is not split by nonzeros; use rows_per_block or grid)");
+  // At least one block while there are rows: an nnz-split entry that writes the output (CSR)
+  // must still run on a matrix whose rows are all empty.
+  const int64_t blocks = ceil_div(args.work_nnz, spec.nnz_per_block);
+  return args.work_rows > 0 ? std::max<int64_t>(1, blocks) : blocks;
+}
+
+}  // namespace
+
+// ---- public
+// ---------------------------------------------------------------------------------------
+
+std::vector<entry_point> entry_points(sparse_op op, format_kind format) {
+  const std::string p = std::string(op_name(op)) + "_";
+  switch (format) {
+    case format_kind::csr:
+      return {{p + "csr", true}};
+    case format_kind::coo:
+      return {{p + "coo_init", false}, {p + "coo", true}};
+    case format_kind::ell:
+      return {{p + "ell", false}};
+    case format_kind::sell:
+      return {{p + "sell", false}};
+    case format_kind::bsr:
+      return {{p + "bsr", false}};
+    case format_kind::dia:
+      return {{p + "dia", false}};
+    case format_kind::hyb:
+      return {{p + "hyb_ell", false}, {p + "hyb_coo", true}};
+  }
+  return {};
+}
+
+std::string entry_signature(sparse_op op, format_kind format, const std::string& entry) {
+  std::string out = "extern \"C\" __global__ void " + entry + "(";
+  bool first = true;
+  for (const arg_slot& s : signature_slots(op, format)) {
+    out += (first ? "" : ", ") + std::string(c_type(s.kind)) + s.name;
+    first = false;
+  }
+  return out + ")";
+}
+
+std::map<std::string, int64_t> default_format_params(format_kind format) {
+  std::map<std::string, int64_t> out;
+  for (const param_rule& p : param_rules(format)) out[p.key] = p.fallback;
+  return out;
+}
+
+std::vector<std::string> format_param_names(format_kind format) {
+  std::vector<std::string> out;
+  for (const param_rule& p : param_rules(format)) out.emplace_back(p.key);
+  return out;
+}
+
+std::string normalize_format_params(format_kind format, std::map<std::string, int64_t>& params) {
+  const std::vector<param_rule> rules = param_rules(format);
+  std::map<std::string, int64_t> out;
+  std::map<std::string, std::string> spelled;  // canonical key -> as written
+  for (const auto& [key, value] : params) {
+    auto rule = std::find_if(rules.begin(), rules.end(),
+                             [&](const param_rule& p) { return iequal(key, p.key); });
+    if (rule == rules.end())
+      return "unknown parameter " + quote_text(key) + " for " + format_name(format) +
+             (rules.empty() ? std::string(" (it takes no parameters)")
+                            : " (known: " + known_keys(format) + ")");
+    if (spelled.count(rule->key))
+      return std::string("parameter ") + rule->key + " given twice (" +
+             quote_text(spelled[rule->key]) + " and " + quote_text(key) + ")";
+    spelled[rule->key] = key;
+    const bool pow2 = value > 0 && (value & (value - 1)) == 0;
+    if (value < rule->min || value > rule->max || (rule->power_of_two && !pow2))
+      return range_error(*rule, value);
+    out[rule->key] = value;
+  }
+  for (const param_rule& p : rules) out.emplace(p.key, p.fallback);
+  params = std::move(out);
+  return "";
+}
+
+format_arguments build_arguments(sparse_op op, const csr_matrix& a, const kernel_program& program,
+                                 int32_t k) {
+  std::map<std::string, int64_t> params = program.format_params;
+  const std::string bad = normalize_format_params(program.format, params);
+  if (!bad.empty()) throw error(std::string("FORMAT ") + format_name(program.format) + ": " + bad);
+  if (op == sparse_op::spmm && k < 1)
+    throw error("SpMM: k = " + std::to_string(k) + " dense columns; need at least 1");
+  format_arguments out;
+  arg_builder b(op, program.format);
+  b.i32(a.rows);
+  b.i32(a.cols);
+  if (op == sparse_op::spmm) b.i32(k);
+  build_format_args(b, out, a, program.format, params);
+  b.dense();
+  out.args = b.take();
+  for (const kernel_arg& arg : out.args)
+    out.footprint_bytes +=
+        static_cast<int64_t>(arg.ints.size() * sizeof(int32_t) + arg.floats.size() * sizeof(float));
+  return out;
+}
+
+launch_geometry compute_geometry(const launch_spec& spec, const entry_point& entry,
+                                 const format_arguments& args, int32_t k,
+                                 const launch_limits& limits) {
+  if (spec.block < 1 || spec.block > limits.max_threads_per_block)
+    throw error("block=" + std::to_string(spec.block) + " is outside 1.." +
+                std::to_string(limits.max_threads_per_block) + " (threads per block)");
+  const int64_t grid_x = grid_x_of(spec, entry, args);
+  if (grid_x > limits.max_grid_x)
+    throw error("launch of " + entry_label(entry) + " needs " + std::to_string(grid_x) +
+                " blocks, above the grid.x limit of " + std::to_string(limits.max_grid_x));
+  if (spec.k_per_block < 0)
+    throw error("k_per_block=" + std::to_string(spec.k_per_block) + " must be positive");
+  if (k < 0) throw error("k = " + std::to_string(k) + " must not be negative");
+  const int64_t grid_y = spec.k_per_block > 0 ? ceil_div(k, spec.k_per_block) : 1;
+  if (grid_y > limits.max_grid_y)
+    throw error("k_per_block=" + std::to_string(spec.k_per_block) + " gives " +
+                std::to_string(grid_y) + " block rows for k = " + std::to_string(k) +
+                ", above the grid.y limit of " + std::to_string(limits.max_grid_y));
+  const int64_t per_block = spec.block;
+  const bool too_many =
+      grid_x > 0 && grid_y > 0 && (grid_x > limits.max_total_threads / per_block / grid_y);
+  const int64_t blocks = too_many ? 0 : grid_x * grid_y;
+  if (too_many || blocks * per_block > limits.max_total_threads)
+    throw error("launch of " +
+                (grid_y == 1 ? std::to_string(grid_x)
+                             : std::to_string(grid_x) + " x " + std::to_string(grid_y)) +
+                " blocks x " + std::to_string(spec.block) + " threads exceeds the " +
+                count_text(limits.max_total_threads) + "-thread limit");
+  if (spec.shared_bytes < 0 || spec.shared_bytes > limits.max_shared_bytes)
+    throw error("shared=" + std::to_string(spec.shared_bytes) + " bytes is outside 0.." +
+                std::to_string(limits.max_shared_bytes) + " (dynamic shared memory per block)");
+  launch_geometry g;
+  g.grid_x = static_cast<uint32_t>(grid_x);
+  g.grid_y = static_cast<uint32_t>(grid_y);
+  g.block_x = static_cast<uint32_t>(spec.block);
+  g.shared_bytes = static_cast<uint32_t>(spec.shared_bytes);
+  return g;
+}
+
+std::string parameter_defines(const kernel_program& program) {
+  std::string out;
+  auto define = [&out](const std::string& name, int64_t value) {
+    out += "#define " + name + " " + std::to_string(value) + "\n";
+  };
+  for (const param_rule& p : param_rules(program.format)) {
+    auto it = program.format_params.find(p.key);
+    const int64_t value = it == program.format_params.end() ? p.fallback : it->second;
+    if (std::string(p.key) == "width" && value == 0) continue;  // automatic: only known at run time
+    define(p.define, value);
+  }
+  auto define_launch = [&](const std::string& prefix, const launch_spec& l) {
+    define(prefix + "BLOCK", l.block);
+    if (l.rows_per_block > 0) define(prefix + "ROWS_PER_BLOCK", l.rows_per_block);
+    if (l.nnz_per_block > 0) define(prefix + "NNZ_PER_BLOCK", l.nnz_per_block);
+    if (l.grid > 0) define(prefix + "GRID", l.grid);
+    if (l.k_per_block > 0) define(prefix + "K_PER_BLOCK", l.k_per_block);
+    if (l.shared_bytes > 0) define(prefix + "SHARED_BYTES", l.shared_bytes);
+  };
+  if (!program.launches.empty()) define_launch("SPARSERL_", program.launches.front());
+  for (const launch_spec& l : program.launches) {
+    const bool identifier =
+        !l.entry.empty() && std::all_of(l.entry.begin(), l.entry.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+        });
+    if (!identifier) continue;
+    std::string upper = "SPARSERL_";
+    for (char c : l.entry) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    define_launch(upper + "_", l);
+  }
+  return out;
+}
+
+}  // namespace sparserl

@@ -1,0 +1,109 @@
+// BSR SpMV: a group of `group` lanes per block row, laid out as (group / r) block slots x r rows.
+// Slot s takes every (group / r)-th block of the block row; lane (s, i) dots row i of each of its
+// blocks with the c-wide piece of x (16-byte loads when c % 4 == 0 and the piece is inside x),
+// then the slots are summed with shuffles. Blocks on the last block column may reach past the
+// matrix: those columns are skipped (their cells are 0), x is never read out of bounds.
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"bsr",
+          sparse_op::spmv,
+          format_kind::bsr,
+          "group lanes per block row = slots x r rows; block-row dot products, shuffle sum "
+          "over slots",
+          {{"r", {2, 4, 8}, "block rows (a power of two <= 32)"},
+           {"c", {2, 4, 8}, "block columns (1..64)"}},
+          {{"block", {128, 256}, "threads per block (a multiple of 32)"},
+           {"group", {2, 4, 8, 16, 32}, "lanes per block row (a power of two, r <= group <= 32)"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+constexpr int kR = @r@, kC = @c@;  // block shape, as in the FORMAT line
+constexpr int kGroup = @group@;    // lanes per block row
+constexpr int kSlots = kGroup / kR;
+constexpr int kBlockRowsPerBlock = kBlock / kGroup;
+
+extern "C" __global__ void spmv_bsr(@ARGS@) {
+  const int lane = threadIdx.x % kGroup;
+  const int slot = lane / kR, i = lane % kR;
+  const long long br = (long long)blockIdx.x * kBlockRowsPerBlock + threadIdx.x / kGroup;
+  float sum = 0.0f;
+  if (br < block_rows) {
+    const int end = block_row_ptr[br + 1];
+    for (int b = block_row_ptr[br] + slot; b < end; b += kSlots) {
+      const int col0 = block_col_idx[b] * kC;
+      const float* __restrict__ v = values + ((size_t)b * kR + i) * kC;
+@DOT@
+    }
+  }
+  // Lanes of the same row i sit kR apart; no thread returned early, so all lanes shuffle.
+#pragma unroll
+  for (int offset = kGroup / 2; offset >= kR; offset /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, offset, kGroup);
+  const long long row = br * kR + i;
+  if (slot == 0 && br < block_rows && row < rows) y[row] = sum;
+}
+)";
+
+const char* const dot_scalar = R"(#pragma unroll
+      for (int jj = 0; jj < kC; ++jj)
+        if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);)";
+
+const char* const dot_vector = R"(      if (col0 + kC <= cols) {
+#pragma unroll
+        for (int jj = 0; jj < kC; jj += 4) {
+          const float4 a = *reinterpret_cast<const float4*>(v + jj);
+          const float4 b = __ldg(reinterpret_cast<const float4*>(x + col0 + jj));
+          sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+        }
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < kC; ++jj)
+          if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);
+      })";
+
+double block_fill(const matrix_features& f, int64_t b) {
+  return b == 2 ? f.block_fill_2 : b == 4 ? f.block_fill_4 : f.block_fill_8;
+}
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // Square blocks whose measured fill is high: BSR's padding then costs less than CSR's indices.
+  std::vector<expert_config> out;
+  for (int64_t b : {2, 4, 8}) {
+    if (f.nnz == 0 || block_fill(f, b) < (b == 2 ? 0.7 : 0.6)) continue;
+    for (int64_t group : {b, int64_t{32}})  // a thread per row, or a warp per block row
+      for (int64_t block : {128, 256})
+        out.push_back(
+            make_config(info(), {{"r", b}, {"c", b}}, {{"block", block}, {"group", group}}));
+  }
+  return out;
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block"), group = c.param("group");
+  const int64_t r = c.format_param("r"), cc = c.format_param("c");
+  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require(is_pow2(r) && r <= 32, c, "r must be a power of two <= 32");
+  require(cc >= 1 && cc <= 64, c, "c must be 1..64");
+  require(is_pow2(group) && group >= r && group <= 32, c,
+          "group must be a power of two with r <= group <= 32");
+  auto values = as_text(c.params);
+  values["r"] = std::to_string(r);
+  values["c"] = std::to_string(cc);
+  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::bsr);
+  values["DOT"] = cc % 4 == 0 ? dot_vector : dot_scalar;
+  kernel_program p;
+  p.launches = {rows_launch("", block, block / group)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family bsr_spmv() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail

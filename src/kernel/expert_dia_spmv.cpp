@@ -1,0 +1,63 @@
+// DIA SpMV: a thread per row over the diagonals; diagonal d of consecutive rows is contiguous,
+// so loads are coalesced, and offsets[d] is the same address for the whole warp (a broadcast).
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"dia",
+          sparse_op::spmv,
+          format_kind::dia,
+          "one thread per row over the stored diagonals",
+          {},
+          {{"block", {128, 256, 512}, "threads per block (a multiple of 32)"},
+           {"unroll", {1, 4}, "unroll factor of the diagonal loop"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+
+extern "C" __global__ void spmv_dia(@ARGS@) {
+  const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+#pragma unroll @unroll@
+  for (int d = 0; d < num_diags; ++d) {
+    const long long col = row + offsets[d];
+    if (col >= 0 && col < cols) sum += values[(size_t)d * rows + row] * __ldg(&x[col]);
+  }
+  y[row] = sum;
+}
+)";
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // DIA streams every cell of its diagonals: only worth it when they are mostly full, and it
+  // stores rows cells per diagonal however short the diagonal is inside the matrix (a wide
+  // rectangular matrix has short diagonals), so the stored cells must stay near nnz too.
+  std::vector<expert_config> out;
+  if (f.nnz == 0 || f.diagonal_fill < 0.5) return out;
+  if (static_cast<double>(f.diagonal_count) * f.rows > 3.0 * f.nnz) return out;
+  for (int64_t block : {128, 256, 512})
+    out.push_back(make_config(info(), {}, {{"block", block}, {"unroll", 1}}));
+  out.push_back(make_config(info(), {}, {{"block", 256}, {"unroll", 4}}));
+  return out;
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block");
+  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::dia);
+  kernel_program p;
+  p.launches = {rows_launch("", block, block)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family dia_spmv() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail

@@ -1,0 +1,86 @@
+// HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row, padding skipped),
+// then spmv_hyb_coo adds the overflow entries with the warp-segmented COO scan and atomics.
+#include <algorithm>
+#include <cmath>
+
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"hyb",
+          sparse_op::spmv,
+          format_kind::hyb,
+          "ELL part a thread per row (writes y), COO overflow by warp-segmented atomics",
+          {{"width",
+            {0, 4, 8, 16, 32},
+            "ELL slots per row (0 = the harness's automatic width); derived from the row lengths"}},
+          {{"block", {128, 256}, "threads per block of both entries (a multiple of 32)"},
+           {"steps", {1, 4}, "32-entry COO chunks per warp"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+constexpr int kSteps = @steps@;  // 32-entry COO chunks per warp
+
+extern "C" __global__ void spmv_hyb_ell(@ARGS@) {
+  const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int j = 0; j < width; ++j) {
+    const size_t at = (size_t)j * rows + row;
+    const int c = ell_col_idx[at];
+    if (c < 0) break;  // a row fills its first slots: the rest is padding
+    sum += ell_values[at] * __ldg(&x[c]);
+  }
+  y[row] = sum;
+}
+@SEGMENT@)";
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // HYB pays when a few long rows would blow up ELL: ELL width near the typical row, the tail
+  // in COO.
+  std::vector<expert_config> out;
+  if (f.nnz == 0 || f.ell_padding_ratio <= 1.5) return out;
+  // Width 0 lets the harness take the ceil(rows / 3)-th longest row (a percentile the features
+  // lack); the others bracket the mean. mean + std is capped at 2 x mean: a few huge rows
+  // inflate std and would pad every row up to it.
+  std::vector<int64_t> widths = {0};
+  for (double w :
+       {f.row_length_mean, std::min(f.row_length_mean + f.row_length_std, 2 * f.row_length_mean)}) {
+    const int64_t width = clamp64(static_cast<int64_t>(std::ceil(w)), 1, f.row_length_max);
+    if (std::find(widths.begin(), widths.end(), width) == widths.end()) widths.push_back(width);
+  }
+  for (int64_t width : widths)
+    for (int64_t steps : {1, 4})
+      out.push_back(make_config(info(), {{"width", width}}, {{"block", 256}, {"steps", steps}}));
+  return out;
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block"), steps = c.param("steps");
+  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
+  require(c.format_param("width") >= 0, c, "width must be >= 0");
+  const std::string args = entry_args(sparse_op::spmv, format_kind::hyb);
+  auto values = as_text(c.params);
+  values["ARGS"] = args;
+  values["SEGMENT"] = fill(coo_segment_source, {{"ENTRY", "spmv_hyb_coo"},
+                                                {"ARGS", args},
+                                                {"NNZ", "coo_nnz"},
+                                                {"ROW", "coo_row_idx"},
+                                                {"COL", "coo_col_idx"},
+                                                {"VAL", "coo_values"}});
+  kernel_program p;
+  p.launches = {rows_launch("spmv_hyb_ell", block, block),
+                nnz_launch("spmv_hyb_coo", block, block * steps)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family hyb_spmv() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail

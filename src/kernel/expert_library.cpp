@@ -1,0 +1,238 @@
+#include "kernel/expert_library.h"
+
+#include <algorithm>
+#include <set>
+
+#include "kernel/abi.h"
+#include "sparse/error.h"
+
+namespace sparserl {
+
+namespace expert_detail {
+namespace {
+
+const std::vector<family>& families() {
+  static const std::vector<family> all = {
+      csr_scalar_spmv(),   csr_vector_spmv(), csr_adaptive_spmv(), csr_merge_spmv(), ell_spmv(),
+      sell_spmv(),         bsr_spmv(),        dia_spmv(),          coo_spmv(),       hyb_spmv(),
+      csr_rowgroup_spmm(), csr_merge_spmm(),  ell_spmm(),          sell_spmm(),      bsr_spmm(),
+  };
+  return all;
+}
+
+// Names are unique per op (csr_merge exists for SpMV and SpMM); a name of the other op only is
+// reported as an op mismatch by emit_program.
+const family& find_family(const std::string& name, sparse_op op) {
+  const family* other = nullptr;
+  for (const family& f : families()) {
+    if (f.info.name != name) continue;
+    if (f.info.op == op) return f;
+    other = &f;
+  }
+  if (other) return *other;
+  throw error("expert library: unknown template '" + name + "'");
+}
+
+// The keys of `given` must be exactly the names of `wanted`: a missing key would leave a
+// placeholder unfilled and an unknown one means the caller meant another template.
+void check_keys(const expert_config& config, const std::map<std::string, int64_t>& given,
+                const std::vector<expert_param>& wanted, const char* what) {
+  std::set<std::string> names;
+  for (const expert_param& p : wanted) {
+    names.insert(p.name);
+    require(given.count(p.name) == 1, config, std::string("missing ") + what + " '" + p.name + "'");
+  }
+  for (const auto& [key, value] : given)
+    require(names.count(key) == 1, config, std::string("unknown ") + what + " '" + key + "'");
+}
+
+}  // namespace
+
+std::string fill(std::string text, const std::map<std::string, std::string>& values) {
+  for (const auto& [key, value] : values) {
+    const std::string token = "@" + key + "@";
+    for (size_t at = text.find(token); at != std::string::npos; at = text.find(token, at))
+      text.replace(at, token.size(), value), at += value.size();
+  }
+  const size_t left = text.find('@');
+  if (left != std::string::npos)
+    throw error("expert library: unfilled placeholder near '" + text.substr(left, 24) + "'");
+  return text;
+}
+
+std::map<std::string, std::string> as_text(const std::map<std::string, int64_t>& values) {
+  std::map<std::string, std::string> out;
+  for (const auto& [key, value] : values) out[key] = std::to_string(value);
+  return out;
+}
+
+expert_config make_config(const expert_template& info, std::map<std::string, int64_t> format_params,
+                          std::map<std::string, int64_t> params) {
+  expert_config c;
+  c.name = info.name;
+  c.op = info.op;
+  c.format = info.format;
+  c.format_params = std::move(format_params);
+  c.params = std::move(params);
+  return c;
+}
+
+launch_spec rows_launch(const std::string& entry, int64_t block, int64_t rows_per_block,
+                        int64_t k_per_block) {
+  launch_spec s;
+  s.entry = entry;
+  s.block = static_cast<int32_t>(block);
+  s.rows_per_block = rows_per_block;
+  s.k_per_block = k_per_block;
+  return s;
+}
+
+launch_spec nnz_launch(const std::string& entry, int64_t block, int64_t nnz_per_block) {
+  launch_spec s;
+  s.entry = entry;
+  s.block = static_cast<int32_t>(block);
+  s.nnz_per_block = nnz_per_block;
+  return s;
+}
+
+void require(bool ok, const expert_config& config, const std::string& what) {
+  if (!ok) throw error("expert template '" + config.name + "': " + what);
+}
+
+// Taken from the ABI itself so the emitted signatures cannot drift from what the harness passes.
+std::string entry_args(sparse_op op, format_kind format) {
+  const std::string entry = entry_points(op, format).front().name;
+  const std::string sig = entry_signature(op, format, entry);
+  const size_t open = sig.find('('), close = sig.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    throw error("expert library: unexpected ABI signature '" + sig + "'");
+  return sig.substr(open + 1, close - open - 1);
+}
+
+bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); }
+
+// Merrill & Garland's merge-path search over the merge of the row ends with the nonzero indices:
+// the number of row ends among the first `diagonal` items. row_end[i] - base is row i's end.
+const char* const merge_search_source = R"(
+__device__ __forceinline__ int merge_search(long long diagonal, const int* __restrict__ row_end,
+                                            int base, int n_rows, int n_nnz) {
+  int lo = (int)max(diagonal - n_nnz, 0LL);
+  int hi = (int)min(diagonal, (long long)n_rows);
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if ((long long)(row_end[mid] - base) <= diagonal - mid - 1) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+)";
+
+// A warp takes 32 consecutive entries per step (coalesced), scans them segmented by row with
+// shuffles (entries are sorted by row, so a row's entries sit in adjacent lanes) and adds each
+// segment to y with one atomicAdd; the segment still open at lane 31 is carried into the next
+// step, so a long row costs one atomic per warp, not per step. Placeholders: ENTRY, ARGS, NNZ,
+// ROW, COL, VAL.
+const char* const coo_segment_source = R"(
+extern "C" __global__ void @ENTRY@(@ARGS@) {
+  const int lane = threadIdx.x & 31;
+  const long long warp = (long long)blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5);
+  const long long first = warp * (32LL * kSteps);
+  int carry_row = -1;
+  float carry = 0.0f;
+  for (int step = 0; step < kSteps; ++step) {
+    const long long e = first + step * 32 + lane;
+    int row = -1;  // lanes past the end form their own segment and never write
+    float v = 0.0f;
+    if (e < @NNZ@) {
+      row = @ROW@[e];
+      v = @VAL@[e] * __ldg(&x[@COL@[e]]);
+    }
+    if (lane == 0) {
+      if (row == carry_row) v += carry;
+      else if (carry_row >= 0) atomicAdd(&y[carry_row], carry);
+    }
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+      const float up = __shfl_up_sync(0xffffffffu, v, offset);
+      const int up_row = __shfl_up_sync(0xffffffffu, row, offset);
+      if (lane >= offset && up_row == row) v += up;
+    }
+    const int next_row = __shfl_down_sync(0xffffffffu, row, 1);
+    if (lane < 31 && row >= 0 && next_row != row) atomicAdd(&y[row], v);
+    carry_row = __shfl_sync(0xffffffffu, row, 31);
+    carry = __shfl_sync(0xffffffffu, v, 31);
+  }
+  if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
+}
+)";
+
+}  // namespace expert_detail
+
+std::string expert_config::describe() const {
+  std::string out = name + " " + op_name(op) + " " + format_name(format);
+  for (const auto& [key, value] : format_params) out += " " + key + "=" + std::to_string(value);
+  for (const auto& [key, value] : params) out += " " + key + "=" + std::to_string(value);
+  return out;
+}
+
+int64_t expert_config::param(const std::string& key) const {
+  const auto it = params.find(key);
+  expert_detail::require(it != params.end(), *this, "missing parameter '" + key + "'");
+  return it->second;
+}
+
+int64_t expert_config::format_param(const std::string& key) const {
+  const auto it = format_params.find(key);
+  expert_detail::require(it != format_params.end(), *this,
+                         "missing format parameter '" + key + "'");
+  return it->second;
+}
+
+const std::vector<expert_template>& expert_templates() {
+  static const std::vector<expert_template> all = [] {
+    std::vector<expert_template> out;
+    for (const expert_detail::family& f : expert_detail::families()) out.push_back(f.info);
+    return out;
+  }();
+  return all;
+}
+
+std::vector<expert_config> expert_space(sparse_op op, const matrix_features& f, int k) {
+  const int kk = std::max(k, 1);
+  std::vector<expert_config> out;
+  for (const expert_detail::family& fam : expert_detail::families()) {
+    if (fam.info.op != op) continue;
+    for (expert_config& c : fam.space(f, kk)) out.push_back(std::move(c));
+  }
+  if (out.empty())
+    throw error("expert library: empty space for " + std::string(op_name(op)) + " (a bug)");
+  return out;
+}
+
+kernel_program emit_program(const expert_config& config) {
+  const expert_detail::family& fam = expert_detail::find_family(config.name, config.op);
+  expert_detail::require(
+      fam.info.op == config.op, config,
+      std::string("is an ") + op_name(fam.info.op) + " template, not " + op_name(config.op));
+  expert_detail::require(
+      fam.info.format == config.format, config,
+      std::string("emits ") + format_name(fam.info.format) + ", not " + format_name(config.format));
+  expert_detail::check_keys(config, config.format_params, fam.info.format_params,
+                            "format parameter");
+  expert_detail::check_keys(config, config.params, fam.info.params, "parameter");
+  kernel_program p = fam.emit(config);
+  p.format = config.format;
+  p.format_params = config.format_params;
+  p.source = "// expert: " + config.describe() + "\n" + p.source;
+  return p;
+}
+
+}  // namespace sparserl

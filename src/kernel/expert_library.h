@@ -1,0 +1,137 @@
+#pragma once
+// The expert kernel library: hand-written, parameterised kernel templates that emit complete
+// kernel programs in the harness's ABI (kernel/abi.h). They seed the SFT corpus, give the
+// autotuner its search space and the reward a strong reference next to cuSPARSE.
+//
+// Every template is correct for every matrix (empty, empty rows, one row, very long rows,
+// rectangular, any k): parameters change speed, never results. Constants are baked into the
+// source as constexpr values, so a program does not depend on the harness's SPARSERL_* defines.
+// One file per family: expert_<format>_<op>.cpp (see expert_library.cpp for the list).
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernel/program.h"
+#include "sparse/features.h"
+
+namespace sparserl {
+
+// One knob of a template and the values its space draws from (values derived from the matrix,
+// such as merge-path rows_per_block, list typical values; any value meeting `meaning` is valid).
+struct expert_param {
+  std::string name;
+  std::vector<int64_t> values;
+  std::string meaning;
+};
+
+struct expert_template {
+  std::string name;  // "csr_vector"
+  sparse_op op = sparse_op::spmv;
+  format_kind format = format_kind::csr;
+  std::string summary;                      // the parallel decomposition, one line
+  std::vector<expert_param> format_params;  // the FORMAT line's keys (SELL C, sigma; BSR r, c)
+  std::vector<expert_param> params;         // the template's knobs (block, lanes, tile, ...)
+};
+
+// One instantiation of a template: everything emit_program needs.
+struct expert_config {
+  std::string name;  // template name
+  sparse_op op = sparse_op::spmv;
+  format_kind format = format_kind::csr;
+  std::map<std::string, int64_t> format_params;
+  std::map<std::string, int64_t> params;
+
+  // "csr_vector spmv CSR block=256 lanes=8" (format params first, then knobs, sorted by key).
+  std::string describe() const;
+  // The knob `key`; throws sparserl::error naming the template when it is missing.
+  int64_t param(const std::string& key) const;
+  int64_t format_param(const std::string& key) const;
+};
+
+// Every template of the library, in a fixed order.
+const std::vector<expert_template>& expert_templates();
+
+// The configurations worth timing for a matrix with features `f`, pruned by its structure (no ELL
+// when the padding is large, DIA only when the diagonals are full, BSR only when blocks are
+// dense, ...). `k` is the SpMM column count (ignored for SpMV). Never empty.
+std::vector<expert_config> expert_space(sparse_op op, const matrix_features& f, int k);
+
+// The complete program of `config`. Throws sparserl::error on an unknown template, a mismatched
+// op/format, a missing or unknown parameter, or a value outside the template's constraints.
+kernel_program emit_program(const expert_config& config);
+
+// ---- for the template files only -------------------------------------------------------------
+namespace expert_detail {
+
+struct family {
+  expert_template info;
+  std::vector<expert_config> (*space)(const matrix_features& f, int k);
+  kernel_program (*emit)(const expert_config& config);  // params already checked against info
+};
+
+// Defined one per expert_*.cpp file.
+family csr_scalar_spmv();
+family csr_vector_spmv();
+family csr_adaptive_spmv();
+family csr_merge_spmv();
+family ell_spmv();
+family sell_spmv();
+family bsr_spmv();
+family dia_spmv();
+family coo_spmv();
+family hyb_spmv();
+family csr_rowgroup_spmm();
+family csr_merge_spmm();
+family ell_spmm();
+family sell_spmm();
+family bsr_spmm();
+
+// The parameter list of (op, format)'s entry points, as entry_signature spells it (names
+// included: the template bodies use them, e.g. SELL's slice_height, SpMM's B and C).
+std::string entry_args(sparse_op op, format_kind format);
+
+// Replaces every @KEY@ in `text`; throws sparserl::error when a placeholder is left unfilled.
+std::string fill(std::string text, const std::map<std::string, std::string>& values);
+std::map<std::string, std::string> as_text(const std::map<std::string, int64_t>& values);
+
+// A config of `info` with the given values, for the space functions.
+expert_config make_config(const expert_template& info, std::map<std::string, int64_t> format_params,
+                          std::map<std::string, int64_t> params);
+
+launch_spec rows_launch(const std::string& entry, int64_t block, int64_t rows_per_block,
+                        int64_t k_per_block = 0);
+launch_spec nnz_launch(const std::string& entry, int64_t block, int64_t nnz_per_block);
+
+// Throws sparserl::error("<template>: <what>") unless `ok`.
+void require(bool ok, const expert_config& config, const std::string& what);
+bool is_pow2(int64_t v);
+int64_t pow2_at_least(int64_t v);  // smallest power of two >= max(v, 1)
+int64_t clamp64(int64_t v, int64_t lo, int64_t hi);
+
+// Whether SELL with slice height C and window sigma stays near the nonzeros in size (SpMV and
+// SpMM spaces).
+bool sell_padding_bounded(const matrix_features& f, int64_t C, int64_t sigma);
+
+// The merge-path search shared by the merge templates (device source).
+extern const char* const merge_search_source;
+// The warp-segmented COO accumulation shared by COO and HYB (device source, @-placeholders).
+extern const char* const coo_segment_source;
+
+// SpMM column tiles: a lane group of `group` lanes covers `tile` columns of C (k_per_block), in
+// steps of group * vec columns; lane l's step s, element v is column col0 + s * group * vec + v
+// with col0 = blockIdx.y * tile + l * vec. The device helpers tile_load / tile_store (k-guarded;
+// 16-byte accesses when vec == 4 and k % 4 == 0) need kGroup, kVec, kSteps and kAcc defined.
+std::string spmm_tile_source(int64_t vec);
+// Throws unless tile % (group * vec) == 0, vec is 1 or 4, group a power of two <= 32 and
+// tile / group <= max_acc (the accumulators a lane keeps).
+void check_tile(const expert_config& config, int64_t group, int64_t tile, int64_t vec,
+                int64_t max_acc);
+// The vec a (group, tile) gets: 4 when each lane's share is a multiple of 4 and k % 4 == 0.
+int64_t tile_vec(int64_t group, int64_t tile, int k);
+// The tiles worth trying for k, largest first: the powers of two 32..256 not beyond k (rounded
+// up), or k rounded up when k < 32.
+std::vector<int64_t> spmm_tiles(int k);
+
+}  // namespace expert_detail
+}  // namespace sparserl

@@ -1,0 +1,13 @@
+#pragma once
+// A one-shot choice from the expert library by structural rules, without timing: the starting
+// point for the autotuner and the "expert" baseline when no GPU is there to tune.
+#include "kernel/expert_library.h"
+#include "sparse/features.h"
+
+namespace sparserl {
+
+// A configuration of the expert library (emit_program accepts it) for a matrix with features
+// `f`; `k` is the SpMM column count (ignored for SpMV). The rules are documented in heuristic.cpp.
+expert_config pick_heuristic(sparse_op op, const matrix_features& f, int k);
+
+}  // namespace sparserl

@@ -1,0 +1,242 @@
+// The expert library's programs against the ABI: every configuration the space offers for a
+// range of matrices emits a program that parses back, defines its entry points with the exact
+// signatures, and whose format data and launch geometry the harness can build for that matrix.
+// (NVRTC compilation: tests/eval/test_expert_compile.cpp; results: test_expert_emulated.cpp.)
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernel/abi.h"
+#include "kernel/completion.h"
+#include "kernel/expert_library.h"
+#include "kernel/expert_matrices.h"
+#include "kernel/heuristic.h"
+#include "sparse/error.h"
+#include "sparse/features.h"
+
+namespace sparserl {
+namespace {
+
+using testing::named_matrix;
+
+std::vector<named_matrix> all_matrices() {
+  std::vector<named_matrix> out = testing::edge_matrices();
+  for (named_matrix& m : testing::family_matrices()) out.push_back(std::move(m));
+  return out;
+}
+
+// The checks every emitted program must pass for matrix `a`.
+void check_program(const expert_config& c, const csr_matrix& a, int k) {
+  SCOPED_TRACE(c.describe());
+  const kernel_program p = emit_program(c);
+  EXPECT_EQ(p.format, c.format);
+  EXPECT_EQ(p.format_params, c.format_params);
+
+  const std::vector<entry_point> entries = entry_points(c.op, c.format);
+  ASSERT_EQ(p.launches.size(), entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries.size() > 1) {
+      EXPECT_EQ(p.launches[i].entry, entries[i].name);
+    }
+    const std::string sig = entry_signature(c.op, c.format, entries[i].name);
+    EXPECT_NE(p.source.find(sig + " {"), std::string::npos) << "missing " << sig;
+    if (c.op == sparse_op::spmm) {
+      EXPECT_GT(p.launches[i].k_per_block, 0);
+    }
+  }
+  EXPECT_EQ(p.source.find('@'), std::string::npos) << "placeholder left in the source";
+
+  const parse_result back = parse_completion(p.to_text(), c.op);
+  ASSERT_TRUE(back.program.has_value()) << back.error;
+  EXPECT_EQ(back.program->format, p.format);
+  EXPECT_EQ(back.program->source, p.source);
+  ASSERT_EQ(back.program->launches.size(), p.launches.size());
+  for (size_t i = 0; i < p.launches.size(); ++i) {
+    const launch_spec& x = back.program->launches[i];
+    const launch_spec& y = p.launches[i];
+    EXPECT_EQ(x.block, y.block);
+    EXPECT_EQ(x.rows_per_block, y.rows_per_block);
+    EXPECT_EQ(x.nnz_per_block, y.nnz_per_block);
+    EXPECT_EQ(x.k_per_block, y.k_per_block);
+  }
+
+  const format_arguments args = build_arguments(c.op, a, p, k);
+  for (size_t i = 0; i < entries.size(); ++i)
+    EXPECT_NO_THROW(compute_geometry(p.launches[i], entries[i], args, k));
+}
+
+TEST(ExpertLibrary, TemplatesHaveUniqueNamesAndCoverEveryFamily) {
+  std::set<std::pair<int, std::string>> names;
+  std::set<std::pair<int, int>> covered;
+  for (const expert_template& t : expert_templates()) {
+    EXPECT_TRUE(names.insert({static_cast<int>(t.op), t.name}).second) << t.name;
+    covered.insert({static_cast<int>(t.op), static_cast<int>(t.format)});
+    EXPECT_FALSE(t.summary.empty()) << t.name;
+    for (const expert_param& p : t.params)
+      EXPECT_FALSE(p.values.empty()) << t.name << " " << p.name;
+  }
+  for (format_kind f : {format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell,
+                        format_kind::bsr, format_kind::dia, format_kind::hyb})
+    EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmv), static_cast<int>(f)}))
+        << format_name(f);
+  for (format_kind f : {format_kind::csr, format_kind::ell, format_kind::sell, format_kind::bsr})
+    EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmm), static_cast<int>(f)}))
+        << format_name(f);
+}
+
+TEST(ExpertLibrary, SpmvSpaceEmitsValidProgramsForEveryMatrix) {
+  for (const named_matrix& m : all_matrices()) {
+    SCOPED_TRACE(m.name);
+    const std::vector<expert_config> space =
+        expert_space(sparse_op::spmv, compute_features(m.matrix), 1);
+    ASSERT_FALSE(space.empty());
+    for (const expert_config& c : space) check_program(c, m.matrix, 1);
+  }
+}
+
+TEST(ExpertLibrary, SpmmSpaceEmitsValidProgramsForEveryMatrixAndK) {
+  for (const named_matrix& m : all_matrices()) {
+    for (int k : {1, 8, 37, 128, 256}) {
+      SCOPED_TRACE(m.name + " k=" + std::to_string(k));
+      const std::vector<expert_config> space =
+          expert_space(sparse_op::spmm, compute_features(m.matrix), k);
+      ASSERT_FALSE(space.empty());
+      for (const expert_config& c : space) {
+        EXPECT_LE(c.param("tile"), std::max<int64_t>(32, 2 * k)) << "tile far wider than k";
+        check_program(c, m.matrix, k);
+      }
+    }
+  }
+}
+
+bool offers(const std::vector<expert_config>& space, format_kind format) {
+  for (const expert_config& c : space)
+    if (c.format == format) return true;
+  return false;
+}
+
+TEST(ExpertLibrary, SpacePrunesFormatsByStructure) {
+  const matrix_features stencil = compute_features(testing::generated("stencil2d", 900));
+  const matrix_features blocks = compute_features(testing::generated("block_diagonal", 512, 8));
+  const matrix_features random = compute_features(testing::generated("random", 700));
+  std::vector<int32_t> lengths(300, 2);
+  lengths[0] = 5000;
+  const matrix_features skewed = compute_features(testing::from_lengths(6000, lengths, 1));
+  ASSERT_GT(skewed.ell_padding_ratio, 3);
+
+  for (sparse_op op : {sparse_op::spmv, sparse_op::spmm}) {
+    SCOPED_TRACE(op_name(op));
+    EXPECT_FALSE(offers(expert_space(op, skewed, 32), format_kind::ell));
+    EXPECT_TRUE(offers(expert_space(op, stencil, 32), format_kind::ell));
+    EXPECT_FALSE(offers(expert_space(op, random, 32), format_kind::bsr));
+    EXPECT_TRUE(offers(expert_space(op, blocks, 32), format_kind::bsr));
+  }
+  EXPECT_TRUE(offers(expert_space(sparse_op::spmv, stencil, 1), format_kind::dia));
+  EXPECT_FALSE(offers(expert_space(sparse_op::spmv, random, 1), format_kind::dia));
+  EXPECT_TRUE(offers(expert_space(sparse_op::spmv, skewed, 1), format_kind::hyb));
+  EXPECT_FALSE(offers(expert_space(sparse_op::spmv, stencil, 1), format_kind::hyb));
+}
+
+TEST(ExpertLibrary, VectorLanesFollowTheRowLength) {
+  std::vector<int32_t> short_rows(500, 3), long_rows(500, 200);
+  for (const auto& [lengths, lo, hi] :
+       {std::tuple{short_rows, 2, 8}, std::tuple{long_rows, 32, 32}}) {
+    const matrix_features f = compute_features(testing::from_lengths(1000, lengths, 2));
+    for (const expert_config& c : expert_space(sparse_op::spmv, f, 1)) {
+      if (c.name != "csr_vector") continue;
+      EXPECT_GE(c.param("lanes"), lo);
+      EXPECT_LE(c.param("lanes"), hi);
+    }
+  }
+}
+
+expert_config valid_vector() {
+  expert_config c;
+  c.name = "csr_vector";
+  c.op = sparse_op::spmv;
+  c.format = format_kind::csr;
+  c.params = {{"block", 256}, {"lanes", 8}};
+  return c;
+}
+
+void expect_rejected(const expert_config& c, const std::string& fragment) {
+  try {
+    emit_program(c);
+    ADD_FAILURE() << "accepted " << c.describe();
+  } catch (const error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExpertLibrary, EmitRejectsBadConfigurations) {
+  EXPECT_NO_THROW(emit_program(valid_vector()));
+  expert_config c = valid_vector();
+  c.name = "csr_telepathy";
+  expect_rejected(c, "unknown template");
+  c = valid_vector();
+  c.op = sparse_op::spmm;
+  expect_rejected(c, "spmv template");
+  c = valid_vector();
+  c.format = format_kind::ell;
+  expect_rejected(c, "emits CSR");
+  c = valid_vector();
+  c.params.erase("lanes");
+  expect_rejected(c, "missing parameter 'lanes'");
+  c = valid_vector();
+  c.params["warp_magic"] = 1;
+  expect_rejected(c, "unknown parameter 'warp_magic'");
+  c = valid_vector();
+  c.params["lanes"] = 3;
+  expect_rejected(c, "power of two");
+  c = valid_vector();
+  c.params["block"] = 100;
+  expect_rejected(c, "block must be");
+  c = valid_vector();
+  c.format_params["C"] = 32;
+  expect_rejected(c, "unknown format parameter 'C'");
+}
+
+TEST(ExpertLibrary, DescribeNamesTemplateOpFormatAndEveryValue) {
+  EXPECT_EQ(valid_vector().describe(), "csr_vector spmv CSR block=256 lanes=8");
+  for (const expert_config& c :
+       expert_space(sparse_op::spmm, compute_features(testing::generated("fem", 600, 4)), 64)) {
+    const std::string d = c.describe();
+    EXPECT_EQ(d.rfind(c.name + " spmm ", 0), 0u) << d;
+    for (const auto& [key, value] : c.params)
+      EXPECT_NE(d.find(key + "=" + std::to_string(value)), std::string::npos) << d;
+  }
+}
+
+TEST(ExpertHeuristic, PicksFollowTheStructure) {
+  auto pick = [](const csr_matrix& a, sparse_op op = sparse_op::spmv) {
+    return pick_heuristic(op, compute_features(a), 64);
+  };
+  EXPECT_EQ(pick(testing::generated("stencil2d", 900)).format, format_kind::dia);
+  const expert_config blocks = pick(testing::generated("block_diagonal", 512, 8));
+  EXPECT_EQ(blocks.format, format_kind::bsr);
+  EXPECT_EQ(blocks.format_params.at("r"), 8);
+  std::vector<int32_t> lengths(300, 2);
+  lengths[0] = 5000;
+  const csr_matrix skewed = testing::from_lengths(6000, lengths, 1);
+  EXPECT_EQ(pick(skewed).name, "csr_merge");
+  EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "csr_merge");
+  lengths[0] = 20000;  // one block would own the whole row: COO splits it across warps
+  EXPECT_EQ(pick(testing::from_lengths(20000, lengths, 1)).name, "coo");
+  std::vector<int32_t> even(400, 64);
+  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
+  for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);
+  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "csr_vector");
+  EXPECT_EQ(pick(csr_from_triplets(4, 4, {})).name, "csr_scalar");
+}
+
+TEST(ExpertHeuristic, EveryPickIsAValidProgram) {
+  for (const named_matrix& m : all_matrices()) {
+    SCOPED_TRACE(m.name);
+    const matrix_features f = compute_features(m.matrix);
+    check_program(pick_heuristic(sparse_op::spmv, f, 1), m.matrix, 1);
+    for (int k : {1, 8, 32, 256}) check_program(pick_heuristic(sparse_op::spmm, f, k), m.matrix, k);
+  }
+}
+
+}  // namespace
+}  // namespace sparserl
