@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libtorch-dev nlohmann-json3-dev libpcre2-dev zlib1g-dev libcli11-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libboost-context-dev libomp-dev
+  libutf8proc-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-context-dev libomp-dev
   libcpp-httplib-dev python3
 )
 missing=()

@@ -1,0 +1,298 @@
+// `sparserl matrix info | gen | convert`: inspect Matrix Market files, synthesise matrices and
+// report what each storage format would cost for a matrix.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cli/commands.h"
+#include "sparse/error.h"
+#include "sparse/features.h"
+#include "sparse/formats.h"
+#include "sparse/generators.h"
+#include "sparse/matrix_market.h"
+
+namespace sparserl::cli {
+
+namespace {
+
+// Named values in display order, printed as an aligned table or as one JSON object.
+using stats = std::vector<std::pair<std::string, nlohmann::json>>;
+
+std::string display(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_float()) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.6g", v.get<double>());
+    return text;
+  }
+  return v.dump();
+}
+
+void print_stats(const stats& s, bool json) {
+  if (json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : s) out[name] = value;
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+  size_t width = 0;
+  for (const auto& entry : s) width = std::max(width, entry.first.size());
+  for (const auto& [name, value] : s)
+    std::printf("%-*s  %s\n", static_cast<int>(width), name.c_str(), display(value).c_str());
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// ---- info ----
+
+struct info_options {
+  std::string file;
+  bool json = false;
+};
+
+void run_info(const info_options& o) {
+  const nlohmann::json features = features_to_json(compute_features(read_matrix_market(o.file)));
+  // The struct's field order reads better than JSON's alphabetical one.
+  static const char* const order[] = {"rows",
+                                      "cols",
+                                      "nnz",
+                                      "density",
+                                      "row_length_mean",
+                                      "row_length_std",
+                                      "row_length_min",
+                                      "row_length_max",
+                                      "row_length_gini",
+                                      "empty_rows",
+                                      "bandwidth",
+                                      "diagonal_count",
+                                      "diagonal_fill",
+                                      "block_fill_2",
+                                      "block_fill_4",
+                                      "block_fill_8",
+                                      "ell_padding_ratio"};
+  stats s;
+  for (const char* name : order) s.emplace_back(name, features.at(name));
+  print_stats(s, o.json);
+}
+
+void add_info(CLI::App& matrix) {
+  auto o = std::make_shared<info_options>();
+  CLI::App* info = matrix.add_subcommand("info", "Print the structural features of a .mtx file");
+  info->add_option("file", o->file, "Matrix Market file (.mtx or .mtx.gz)")->required();
+  info->add_flag("--json", o->json, "Print one JSON object instead of a table");
+  info->callback([o] { run_info(*o); });
+}
+
+// ---- gen ----
+
+struct gen_options {
+  generator_spec spec;
+  std::string output;
+  CLI::Option* points = nullptr;
+};
+
+void run_gen(gen_options& o) {
+  // 5 points is the spec's default but only means something in 2D.
+  if (o.points->count() == 0 && o.spec.family == "stencil3d") o.spec.points = 7;
+  const csr_matrix a = generate_matrix(o.spec);
+  write_matrix_market(o.output, a);
+  std::printf("wrote %s: %s, %d x %d, %lld nonzeros\n", o.output.c_str(), o.spec.family.c_str(),
+              a.rows, a.cols, static_cast<long long>(a.nnz()));
+}
+
+void add_gen(CLI::App& matrix) {
+  auto o = std::make_shared<gen_options>();
+  generator_spec& s = o->spec;
+  CLI::App* gen =
+      matrix.add_subcommand("gen", "Generate a seeded synthetic matrix into a .mtx file");
+  gen->add_option("family", s.family, "One of: " + join(generator_families()))->required();
+  gen->add_option("--rows", s.rows, "Rows (stencils: grid side = round(sqrt|cbrt(rows)))")
+      ->required();
+  gen->add_option("--cols", s.cols, "Columns, 0 = square (random, banded, lp)")
+      ->capture_default_str();
+  gen->add_option("--seed", s.seed, "Random seed; same seed, same matrix")->capture_default_str();
+  o->points = gen->add_option("--points", s.points, "Stencil points: 5 or 9 (2D), 7 or 27 (3D)");
+  gen->add_option("--bandwidth", s.bandwidth, "banded: half-width of the band")
+      ->capture_default_str();
+  gen->add_option("--block", s.block, "block_diagonal / fem: dense block size")
+      ->capture_default_str();
+  gen->add_option("--density", s.density, "random: fraction of nonzeros; lp: long-row fill")
+      ->capture_default_str();
+  gen->add_option("--avg-degree", s.avg_degree, "rmat / circuit / lp: mean nonzeros per row")
+      ->capture_default_str();
+  gen->add_option("--rmat-a", s.rmat_a, "rmat: top-left quadrant probability")
+      ->capture_default_str();
+  gen->add_option("--rmat-b", s.rmat_b, "rmat: top-right quadrant probability")
+      ->capture_default_str();
+  gen->add_option("--rmat-c", s.rmat_c,
+                  "rmat: bottom-left quadrant probability (d = 1 - a - b - c)")
+      ->capture_default_str();
+  gen->add_option("--dense-rows", s.dense_rows, "circuit: number of dense rows and columns")
+      ->capture_default_str();
+  gen->add_option("-o,--output", o->output, "Output .mtx (or .mtx.gz) path")->required();
+  gen->callback([o] { run_gen(*o); });
+}
+
+// ---- convert ----
+
+struct convert_options {
+  std::string file, format;
+  int32_t C = 32, sigma = 256, r = 4, c = 4, width = -1;
+  bool json = false;
+  CLI::Option *C_opt = nullptr, *sigma_opt = nullptr, *r_opt = nullptr, *c_opt = nullptr,
+              *width_opt = nullptr;
+};
+
+template <typename... Vectors>
+int64_t bytes_of(const Vectors&... v) {
+  return (int64_t{0} + ... + static_cast<int64_t>(v.size() * sizeof(v[0])));
+}
+
+// What one layout of a matrix stores: its own numbers plus elements and bytes.
+struct layout {
+  stats extra;
+  int64_t stored = 0, bytes = 0;
+};
+
+layout csr_layout(const convert_options&, const csr_matrix& a) {
+  return {{}, a.nnz(), bytes_of(a.row_ptr, a.col_idx, a.values)};
+}
+
+layout coo_layout(const convert_options&, const csr_matrix& a) {
+  const coo_matrix m = to_coo(a);
+  return {{}, m.nnz(), bytes_of(m.row_idx, m.col_idx, m.values)};
+}
+
+layout ell_layout(const convert_options&, const csr_matrix& a) {
+  const ell_matrix m = to_ell(a);
+  return {
+      {{"width", m.width}}, static_cast<int64_t>(m.values.size()), bytes_of(m.col_idx, m.values)};
+}
+
+layout sell_layout(const convert_options& o, const csr_matrix& a) {
+  const sell_matrix m = to_sell(a, o.C, o.sigma);
+  return {{{"C", m.C}, {"sigma", m.sigma}, {"slices", m.num_slices}},
+          static_cast<int64_t>(m.values.size()),
+          bytes_of(m.slice_ptr, m.slice_width, m.perm, m.col_idx, m.values)};
+}
+
+layout bsr_layout(const convert_options& o, const csr_matrix& a) {
+  const bsr_matrix m = to_bsr(a, o.r, o.c);
+  return {{{"r", m.r},
+           {"c", m.c},
+           {"blocks", m.nnz_blocks()},
+           {"block_rows", m.block_rows},
+           {"block_cols", m.block_cols}},
+          static_cast<int64_t>(m.values.size()),
+          bytes_of(m.block_row_ptr, m.block_col_idx, m.values)};
+}
+
+layout dia_layout(const convert_options&, const csr_matrix& a) {
+  const dia_matrix m = to_dia(a);
+  return {{{"diagonals", m.num_diags}},
+          static_cast<int64_t>(m.values.size()),
+          bytes_of(m.offsets, m.values)};
+}
+
+layout hyb_layout(const convert_options& o, const csr_matrix& a) {
+  // Default width: the mean row length rounded up, so most rows fit the ELL part.
+  const int32_t width =
+      o.width >= 0 ? o.width : static_cast<int32_t>(a.rows ? (a.nnz() + a.rows - 1) / a.rows : 0);
+  const hyb_matrix m = to_hyb(a, width);
+  const int64_t ell_elements = static_cast<int64_t>(m.ell.values.size());
+  return {{{"width", m.ell.width}, {"ell_elements", ell_elements}, {"coo_entries", m.coo.nnz()}},
+          ell_elements + m.coo.nnz(),
+          bytes_of(m.ell.col_idx, m.ell.values, m.coo.row_idx, m.coo.col_idx, m.coo.values)};
+}
+
+struct format_entry {
+  const char* name;
+  layout (*convert)(const convert_options&, const csr_matrix&);
+};
+
+constexpr format_entry formats[] = {{"CSR", csr_layout},   {"COO", coo_layout}, {"ELL", ell_layout},
+                                    {"SELL", sell_layout}, {"BSR", bsr_layout}, {"DIA", dia_layout},
+                                    {"HYB", hyb_layout}};
+
+std::vector<std::string> format_names() {
+  std::vector<std::string> names;
+  for (const format_entry& f : formats) names.emplace_back(f.name);
+  return names;
+}
+
+// What every layout reports, then the layout's own numbers.
+stats layout_stats(const convert_options& o, const format_entry& format, const csr_matrix& a) {
+  const layout l = format.convert(o, a);
+  stats s = {{"format", format.name},
+             {"rows", a.rows},
+             {"cols", a.cols},
+             {"nnz", a.nnz()},
+             {"stored_elements", l.stored},
+             {"padding_ratio", a.nnz() ? static_cast<double>(l.stored) / a.nnz() : 1.0},
+             {"bytes", l.bytes}};
+  s.insert(s.end(), l.extra.begin(), l.extra.end());
+  return s;
+}
+
+// Options that only one format reads are refused with any other, rather than silently ignored.
+void check_format_options(const convert_options& o) {
+  auto refuse = [&](CLI::Option* opt, const char* owner) {
+    if (opt->count() > 0 && o.format != owner)
+      throw error(opt->get_name() + " applies to --format " + owner + " only, not " + o.format);
+  };
+  refuse(o.C_opt, "SELL");
+  refuse(o.sigma_opt, "SELL");
+  refuse(o.r_opt, "BSR");
+  refuse(o.c_opt, "BSR");
+  refuse(o.width_opt, "HYB");
+}
+
+void run_convert(convert_options& o) {
+  std::transform(o.format.begin(), o.format.end(), o.format.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
+  const format_entry* format =
+      std::find_if(std::begin(formats), std::end(formats),
+                   [&](const format_entry& f) { return o.format == f.name; });
+  if (format == std::end(formats))
+    throw error("unknown format '" + o.format + "': expected one of " + join(format_names()));
+  check_format_options(o);
+  print_stats(layout_stats(o, *format, read_matrix_market(o.file)), o.json);
+}
+
+void add_convert(CLI::App& matrix) {
+  auto o = std::make_shared<convert_options>();
+  CLI::App* convert = matrix.add_subcommand(
+      "convert", "Convert a .mtx file to a storage format and print what the layout stores");
+  convert->add_option("file", o->file, "Matrix Market file (.mtx or .mtx.gz)")->required();
+  convert->add_option("--format", o->format, "One of: " + join(format_names()))->required();
+  o->C_opt = convert->add_option("--C", o->C, "SELL: slice height")->capture_default_str();
+  o->sigma_opt = convert->add_option("--sigma", o->sigma, "SELL: sorting window in rows")
+                     ->capture_default_str();
+  o->r_opt = convert->add_option("--r", o->r, "BSR: block rows")->capture_default_str();
+  o->c_opt = convert->add_option("--c", o->c, "BSR: block columns")->capture_default_str();
+  o->width_opt = convert->add_option("--width", o->width,
+                                     "HYB: ELL width (default: mean row length, rounded up)");
+  convert->add_flag("--json", o->json, "Print one JSON object instead of a table");
+  convert->callback([o] { run_convert(*o); });
+}
+
+}  // namespace
+
+void add_matrix_command(CLI::App& app) {
+  CLI::App* matrix = app.add_subcommand("matrix", "Inspect, generate and convert sparse matrices");
+  matrix->require_subcommand(1);
+  add_info(*matrix);
+  add_gen(*matrix);
+  add_convert(*matrix);
+}
+
+}  // namespace sparserl::cli

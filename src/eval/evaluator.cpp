@@ -1,0 +1,219 @@
+#include "eval/evaluator.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "eval/source_screen.h"
+#include "eval/verify.h"
+#include "kernel/completion.h"
+#include "sparse/error.h"
+
+namespace sparserl {
+
+namespace {
+
+std::string params_key(const kernel_program& p) {
+  std::string key = format_name(p.format);
+  for (const auto& [name, value] : p.format_params) key += " " + name + "=" + std::to_string(value);
+  return key;
+}
+
+int64_t input_length(const eval_task& t) {
+  return static_cast<int64_t>(t.matrix->cols) * (t.op == sparse_op::spmm ? t.k : 1);
+}
+
+int64_t output_length(const eval_task& t) {
+  return static_cast<int64_t>(t.matrix->rows) * (t.op == sparse_op::spmm ? t.k : 1);
+}
+
+// Fresh inputs per trial, uniform in [-1, 1], seeded by (seed, task, trial) so runs repeat.
+std::vector<std::vector<float>> make_inputs(const eval_task& t, uint64_t seed, int trials) {
+  std::vector<std::vector<float>> inputs(static_cast<size_t>(trials));
+  for (int i = 0; i < trials; ++i) {
+    std::mt19937_64 rng(seed ^ std::hash<std::string>{}(t.id) ^ (0x9e3779b97f4a7c15ull * (i + 1)));
+    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+    inputs[i].resize(static_cast<size_t>(input_length(t)));
+    for (float& v : inputs[i]) v = dist(rng);
+  }
+  return inputs;
+}
+
+// The LAUNCH line of `entry`: its named line, else the single unnamed one.
+const launch_spec& launch_for(const kernel_program& p, const std::string& entry) {
+  for (const launch_spec& spec : p.launches)
+    if (spec.entry == entry) return spec;
+  if (p.launches.size() == 1 && p.launches[0].entry.empty()) return p.launches[0];
+  throw error("no LAUNCH line for entry point " + entry);
+}
+
+int64_t csr_footprint(const csr_matrix& a) {
+  return static_cast<int64_t>(a.row_ptr.size() + a.col_idx.size() + a.values.size()) * 4;
+}
+
+}  // namespace
+
+evaluator::evaluator(program_runner& runner, eval_options options)
+    : runner_(runner), options_(std::move(options)) {}
+
+verdict evaluator::evaluate(const eval_task& task, const std::string& completion) {
+  parse_result parsed = parse_completion(completion, task.op);
+  if (!parsed.program) {
+    verdict v;
+    v.executor = runner_.name();
+    v.failure = "no program: " + parsed.error;
+    finish(task, v);
+    return v;
+  }
+  return evaluate_program(task, *parsed.program);
+}
+
+verdict evaluator::evaluate_program(const eval_task& task, const kernel_program& program) {
+  verdict v;
+  v.executor = runner_.name();
+  v.extracted = true;
+  const screen_result screened = screen_device_source(program.source);
+  if (!screened.ok) {
+    v.failure = "rejected: " + screened.reason;
+    finish(task, v);
+    return v;
+  }
+  const std::string device_source = parameter_defines(program) + program.source;
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::shared_ptr<const compile_result> compiled = compiled_.compile(device_source, options_.compile);
+  v.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  v.compile_log = compiled->log;
+  if (!compiled->ok) {
+    v.failure = compiled->error;
+    finish(task, v);
+    return v;
+  }
+  run_and_verify(task, program, *compiled, device_source, v);
+  finish(task, v);
+  return v;
+}
+
+std::shared_ptr<const format_arguments> evaluator::arguments_for(const eval_task& task,
+                                                                 const kernel_program& program,
+                                                                 std::string& data_id) {
+  data_id = task.id + "|" + op_name(task.op) + "|k=" + std::to_string(task.k) + "|" + params_key(program);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = arguments_.find(data_id);
+    if (it != arguments_.end()) return it->second;
+  }
+  auto args = std::make_shared<const format_arguments>(
+      build_arguments(task.op, *task.matrix, program, task.k));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (arguments_.size() >= 64) arguments_.clear();  // bounded: a trainer cycles through tasks
+  return arguments_.emplace(data_id, args).first->second;
+}
+
+void evaluator::run_and_verify(const eval_task& task, const kernel_program& program,
+                               const compile_result& compiled, const std::string& device_source,
+                               verdict& v) {
+  std::string data_id;
+  std::shared_ptr<const format_arguments> args;
+  try {
+    args = arguments_for(task, program, data_id);
+  } catch (const error& e) {
+    v.failure = std::string("format: ") + e.what();
+    return;
+  }
+  v.compiled = true;
+  v.footprint_bytes = args->footprint_bytes;
+
+  run_request request;
+  request.op = task.op;
+  request.rows = task.matrix->rows;
+  request.cols = task.matrix->cols;
+  request.k = task.op == sparse_op::spmm ? task.k : 1;
+  request.program = &program;
+  request.args = args.get();
+  request.data_id = data_id;
+  request.cubin = &compiled.cubin;
+  request.device_source = device_source;
+  std::memcpy(&request.poison, &output_poison_bits, sizeof(float));
+  request.measure_time = options_.measure_time;
+  try {
+    for (const entry_point& entry : entry_points(task.op, program.format)) {
+      const launch_spec& spec = launch_for(program, entry.name);
+      request.geometry.push_back(compute_geometry(spec, entry, *args, request.k, options_.launch));
+      request.entries.push_back(entry.name);
+    }
+  } catch (const error& e) {
+    v.failure = std::string("launch: ") + e.what();
+    return;
+  }
+  request.inputs = make_inputs(task, options_.seed, options_.trials);
+
+  const run_result result = runner_.run(request, options_.limits);
+  if (!result.ok) {
+    v.failure = "runtime: " + result.failure;
+    return;
+  }
+  v.ran = true;
+  if (result.trials.size() != request.inputs.size()) {
+    v.failure = "runtime: runner returned " + std::to_string(result.trials.size()) + " of " +
+                std::to_string(request.inputs.size()) + " trials";
+    return;
+  }
+  for (size_t i = 0; i < result.trials.size(); ++i) {
+    const trial_result& trial = result.trials[i];
+    const std::string which = "trial " + std::to_string(i + 1) + ": ";
+    if (!trial.input_unchanged) {
+      v.failure = which + "the program modified its input " + (task.op == sparse_op::spmv ? "x" : "B");
+      return;
+    }
+    if (!trial.format_unchanged) {
+      v.failure = which + "the program modified the matrix arrays";
+      return;
+    }
+    const reference_output ref = compute_reference(task.op, *task.matrix, request.inputs[i], task.k, options_.eps_factor);
+    const check_result check = check_output(ref, trial.output);
+    v.max_error_ratio = std::max(v.max_error_ratio, check.max_error_ratio);
+    ++v.trials;
+    if (!check.ok) {
+      v.failure = which + "wrong result: " + check.describe(task.op, task.k);
+      return;
+    }
+  }
+  v.correct = true;
+  if (!result.kernel_ms) return;
+  v.kernel_ms = result.kernel_ms;
+  v.timing_method = result.timing_method;
+  const int64_t io_bytes = (input_length(task) + output_length(task)) * 4;
+  v.bytes_moved = v.footprint_bytes + io_bytes;
+  if (*v.kernel_ms > 0) v.achieved_gbps = v.bytes_moved / (*v.kernel_ms * 1e6);
+  const std::optional<baseline_result> base = baseline_for(task);
+  if (base && base->ok && *v.kernel_ms > 0) {
+    v.baseline_ms = base->ms;
+    v.baseline_name = base->name;
+    v.speedup = base->ms / *v.kernel_ms;
+  }
+}
+
+std::optional<baseline_result> evaluator::baseline_for(const eval_task& task) {
+  const std::string key = task.id + "|" + op_name(task.op) + "|k=" + std::to_string(task.k);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = baselines_.find(key);
+    if (it != baselines_.end()) return it->second;
+  }
+  baseline_request request;
+  request.op = task.op;
+  request.matrix = task.matrix;
+  request.k = task.k;
+  request.data_id = key;
+  std::optional<baseline_result> result = runner_.baseline(request);
+  std::lock_guard<std::mutex> lock(mutex_);
+  baselines_[key] = result;
+  return result;
+}
+
+void evaluator::finish(const eval_task& task, verdict& v) const {
+  v.reward = compute_reward(v, csr_footprint(*task.matrix), options_.reward);
+}
+
+}  // namespace sparserl

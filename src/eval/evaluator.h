@@ -1,0 +1,71 @@
+#pragma once
+// The evaluation pipeline of one program on one task: parse -> screen -> compile (NVRTC) ->
+// convert the matrix to the program's format -> run on poisoned outputs with fresh inputs for
+// every trial -> verify every element -> time against cuSPARSE -> hierarchical reward.
+// The same code judges every runner (GPU workers, CPU emulator), so no runner can be fooled
+// differently. Thread-safe: trainers call evaluate() from several threads.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "eval/compiler.h"
+#include "eval/reward.h"
+#include "eval/runner.h"
+#include "eval/verdict.h"
+#include "kernel/abi.h"
+#include "kernel/program.h"
+#include "sparse/csr_matrix.h"
+
+namespace sparserl {
+
+struct eval_options {
+  int trials = 3;                 // fresh random x (or B) for each
+  uint64_t seed = 0x5eed;
+  bool measure_time = true;       // only runners that can measure do
+  double eps_factor = 8.0;        // tolerance scale, see eval/verify.h
+  compile_options compile;
+  run_limits limits;
+  launch_limits launch;
+  reward_config reward;
+};
+
+struct eval_task {
+  sparse_op op = sparse_op::spmv;
+  const csr_matrix* matrix = nullptr;
+  int32_t k = 1;   // SpMM: columns of B
+  std::string id;  // names the matrix for the caches; tasks with different matrices need different ids
+};
+
+class evaluator {
+ public:
+  explicit evaluator(program_runner& runner, eval_options options = {});
+
+  verdict evaluate(const eval_task& task, const std::string& completion);
+  verdict evaluate_program(const eval_task& task, const kernel_program& program);
+
+  const eval_options& options() const { return options_; }
+
+ private:
+  std::shared_ptr<const format_arguments> arguments_for(const eval_task& task,
+                                                        const kernel_program& program,
+                                                        std::string& data_id);
+  std::optional<baseline_result> baseline_for(const eval_task& task);
+  void run_and_verify(const eval_task& task, const kernel_program& program,
+                      const compile_result& compiled, const std::string& device_source, verdict& v);
+  void finish(const eval_task& task, verdict& v) const;
+
+  program_runner& runner_;
+  eval_options options_;
+  compile_cache compiled_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<const format_arguments>> arguments_;
+  std::map<std::string, std::optional<baseline_result>> baselines_;
+};
+
+// Bit pattern written into every output element before a run: a quiet NaN with a payload, so an
+// unwritten element can never pass.
+inline constexpr uint32_t output_poison_bits = 0x7fc0dead;
+
+}  // namespace sparserl

@@ -1,0 +1,62 @@
+#include "eval/gpu_worker/timing.h"
+
+#include <chrono>
+#include <vector>
+
+namespace sparserl::gpu_worker {
+
+namespace {
+
+class event {
+ public:
+  event() { check(cuEventCreate(&e_, CU_EVENT_DEFAULT), "cuEventCreate"); }
+  ~event() { cuEventDestroy(e_); }
+  event(const event&) = delete;
+  event& operator=(const event&) = delete;
+  CUevent get() const { return e_; }
+
+ private:
+  CUevent e_ = nullptr;
+};
+
+// Writing 2x the L2 size evicts whatever the previous run left there.
+void flush_l2(CUstream stream, const device_buffer& buffer, uint32_t round) {
+  check(cuMemsetD32Async(buffer.get(), round, buffer.bytes() / 4, stream), "L2 flush");
+}
+
+}  // namespace
+
+timing_summary time_on_gpu(CUstream stream, const timing_options& o, const device_buffer* l2_flush,
+                           const enqueue_fn& prepare, const enqueue_fn& work) {
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  auto wall_s = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };
+  uint32_t round = 0;
+  auto before_run = [&] {
+    prepare(stream);
+    if (l2_flush) flush_l2(stream, *l2_flush, ++round);
+  };
+
+  for (int32_t done = 0; need_more_warmup(o, done, wall_s()); ++done) {
+    before_run();
+    work(stream);
+    check(cuStreamSynchronize(stream), "synchronize in timing warm-up");
+  }
+  event start, stop;
+  std::vector<double> times;
+  double total_ms = 0;
+  while (need_more_reps(o, static_cast<int32_t>(times.size()), total_ms, wall_s())) {
+    before_run();
+    check(cuEventRecord(start.get(), stream), "cuEventRecord");
+    work(stream);
+    check(cuEventRecord(stop.get(), stream), "cuEventRecord");
+    check(cuEventSynchronize(stop.get()), "synchronize in timed run");
+    float ms = 0;
+    check(cuEventElapsedTime(&ms, start.get(), stop.get()), "cuEventElapsedTime");
+    times.push_back(ms);
+    total_ms += ms;
+  }
+  return summarize_times(std::move(times), o, l2_flush != nullptr);
+}
+
+}  // namespace sparserl::gpu_worker

@@ -1,0 +1,198 @@
+// Drives the real `sparserl matrix` binary (SPARSERL_CLI) through a shell, as a user would.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "sparse/features.h"
+#include "sparse/generators.h"
+#include "sparse/matrix_market.h"
+
+namespace sparserl {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+struct run_result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class MatrixCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "sparserl-cli-XXXXXX").string();
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  run_result run(const std::string& args) const {
+    const std::string out = path("stdout"), err = path("stderr");
+    const std::string command =
+        std::string(SPARSERL_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const int status = std::system(command.c_str());
+    run_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  // Runs, expects failure with exactly one line on stderr mentioning `part`.
+  void expect_one_line_error(const std::string& args, const std::string& part) const {
+    SCOPED_TRACE(args);
+    const run_result r = run(args);
+    EXPECT_NE(r.code, 0);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_THAT(r.err, HasSubstr(part));
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(MatrixCli, GenThenInfoJsonAgreesWithFeaturesOfTheFileReadBack) {
+  const char* gens[] = {"stencil2d --rows 900 --points 9",
+                        "stencil3d --rows 1000",
+                        "banded --rows 700 --bandwidth 5",
+                        "fem --rows 640 --block 4",
+                        "random --rows 300 --cols 500 --density 0.02",
+                        "rmat --rows 1024 --avg-degree 6 --seed 9",
+                        "circuit --rows 800 --dense-rows 2",
+                        "lp --rows 400 --avg-degree 5"};
+  for (const std::string args : gens) {
+    SCOPED_TRACE(args);
+    const std::string file = path("m.mtx");
+    const run_result gen = run("matrix gen " + args + " -o " + file);
+    ASSERT_EQ(gen.code, 0) << gen.err;
+    EXPECT_THAT(gen.out, HasSubstr("wrote " + file));
+    const run_result info = run("matrix info " + file + " --json");
+    ASSERT_EQ(info.code, 0) << info.err;
+    const nlohmann::json reported = nlohmann::json::parse(info.out);
+    const matrix_features expected = compute_features(read_matrix_market(file));
+    EXPECT_EQ(reported, features_to_json(expected));
+    EXPECT_THAT(gen.out, HasSubstr(std::to_string(expected.nnz) + " nonzeros"));
+  }
+}
+
+TEST_F(MatrixCli, GenMatchesTheLibraryAndIsReproducibleAcrossRuns) {
+  ASSERT_EQ(run("matrix gen rmat --rows 2000 --seed 5 -o " + path("a.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen rmat --rows 2000 --seed 5 -o " + path("b.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen rmat --rows 2000 --seed 6 -o " + path("c.mtx")).code, 0);
+  EXPECT_EQ(slurp(path("a.mtx")), slurp(path("b.mtx")));
+  EXPECT_NE(slurp(path("a.mtx")), slurp(path("c.mtx")));
+  generator_spec spec;
+  spec.family = "rmat";
+  spec.rows = 2000;
+  spec.seed = 5;
+  const csr_matrix want = generate_matrix(spec), got = read_matrix_market(path("a.mtx"));
+  EXPECT_EQ(got.row_ptr, want.row_ptr);
+  EXPECT_EQ(got.col_idx, want.col_idx);
+  EXPECT_EQ(got.values, want.values);
+}
+
+TEST_F(MatrixCli, InfoTableListsEveryFeature) {
+  ASSERT_EQ(run("matrix gen banded --rows 200 -o " + path("m.mtx")).code, 0);
+  const run_result r = run("matrix info " + path("m.mtx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json features =
+      features_to_json(compute_features(read_matrix_market(path("m.mtx"))));
+  std::map<std::string, std::string> table;  // "name   value" lines
+  std::istringstream lines(r.out);
+  for (std::string name, value; lines >> name >> value;) table[name] = value;
+  EXPECT_EQ(table.size(), features.size());
+  for (const auto& [name, value] : features.items()) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(table.count(name), 1u);
+    if (value.is_number_integer()) {
+      EXPECT_EQ(table[name], value.dump());
+    } else {
+      EXPECT_NEAR(std::stod(table[name]), value.get<double>(), 1e-5 * value.get<double>());
+    }
+  }
+}
+
+TEST_F(MatrixCli, ConvertReportsEachLayout) {
+  const std::string file = path("m.mtx");
+  ASSERT_EQ(run("matrix gen circuit --rows 600 --dense-rows 1 -o " + file).code, 0);
+  const matrix_features f = compute_features(read_matrix_market(file));
+  auto convert = [&](const std::string& args) {
+    const run_result r = run("matrix convert " + file + " --json " + args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.err;
+    return r.code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+  };
+  const nlohmann::json csr = convert("--format CSR");
+  EXPECT_EQ(csr.at("stored_elements"), f.nnz);
+  EXPECT_EQ(csr.at("bytes"), 4 * (f.rows + 1) + 8 * f.nnz);
+  EXPECT_EQ(convert("--format coo").at("bytes"), 12 * f.nnz);
+  const nlohmann::json ell = convert("--format ELL");
+  EXPECT_EQ(ell.at("width"), f.row_length_max);
+  EXPECT_DOUBLE_EQ(ell.at("padding_ratio").get<double>(), f.ell_padding_ratio);
+  // One-row slices pad nothing; wide slices pad towards the longest row of each slice.
+  EXPECT_EQ(convert("--format SELL --C 1 --sigma 1").at("stored_elements"), f.nnz);
+  const nlohmann::json sell = convert("--format SELL --C 32 --sigma 64");
+  EXPECT_EQ(sell.at("slices"), (f.rows + 31) / 32);
+  EXPECT_GT(sell.at("stored_elements").get<int64_t>(), f.nnz);
+  EXPECT_LT(sell.at("stored_elements").get<int64_t>(), int64_t{f.rows} * f.row_length_max);
+  const nlohmann::json bsr = convert("--format BSR --r 4 --c 4");
+  EXPECT_NEAR(bsr.at("blocks").get<double>(), f.nnz / (f.block_fill_4 * 16), 1e-6);
+  EXPECT_EQ(bsr.at("stored_elements"), bsr.at("blocks").get<int64_t>() * 16);
+  EXPECT_EQ(convert("--format DIA").at("diagonals"), f.diagonal_count);
+  const nlohmann::json hyb = convert("--format HYB --width 3");
+  EXPECT_EQ(hyb.at("ell_elements"), 3 * f.rows);
+  EXPECT_EQ(hyb.at("ell_elements").get<int64_t>() + hyb.at("coo_entries").get<int64_t>(),
+            hyb.at("stored_elements").get<int64_t>());
+  const run_result table = run("matrix convert " + file + " --format SELL");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
+  EXPECT_THAT(table.out, HasSubstr("slices"));
+}
+
+TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
+  const std::string missing = path("missing.mtx");
+  expect_one_line_error("matrix info " + missing, "missing.mtx");
+  expect_one_line_error("matrix convert " + missing + " --format CSR", "missing.mtx");
+  expect_one_line_error("matrix gen nope --rows 10 -o " + path("x.mtx"),
+                        "unknown generator family 'nope'");
+  expect_one_line_error("matrix gen stencil2d --rows 10 --points 7 -o " + path("x.mtx"), "points");
+  EXPECT_FALSE(fs::exists(path("x.mtx")));
+  ASSERT_EQ(run("matrix gen random --rows 50 --density 0.1 -o " + path("m.mtx")).code, 0);
+  expect_one_line_error("matrix convert " + path("m.mtx") + " --format XYZ",
+                        "unknown format 'XYZ'");
+  expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR --C 8", "--C");
+  std::ofstream(path("bad.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n";
+  expect_one_line_error("matrix info " + path("bad.mtx"), "bad.mtx");
+}
+
+TEST_F(MatrixCli, HelpWorksOnEverySubcommand) {
+  for (const char* args : {"--help", "matrix --help", "matrix info --help", "matrix gen --help",
+                           "matrix convert --help"}) {
+    SCOPED_TRACE(args);
+    const run_result r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("Usage:"));
+  }
+  EXPECT_THAT(run("matrix gen --help").out, HasSubstr("rmat"));
+  EXPECT_THAT(run("matrix convert --help").out, HasSubstr("SELL"));
+}
+
+}  // namespace
+}  // namespace sparserl
