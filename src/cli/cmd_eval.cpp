@@ -8,14 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
-#include "eval/cpu_runner.h"
+#include "cli/runner_choice.h"
 #include "eval/evaluator.h"
-#include "eval/gpu_runner.h"
 #include "kernel/heuristic.h"
 #include "sparse/error.h"
 #include "sparse/features.h"
-#include "sparse/generators.h"
-#include "sparse/matrix_market.h"
 
 namespace sparserl::cli {
 
@@ -34,39 +31,6 @@ std::string read_text(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
-}
-
-// The embedded default: a 2D 5-point stencil of 64 x 64 grid points.
-csr_matrix load_matrix(const std::string& path) {
-  if (!path.empty()) return read_matrix_market(path);
-  generator_spec spec;
-  spec.family = "stencil2d";
-  spec.rows = 4096;
-  return generate_matrix(spec);
-}
-
-std::unique_ptr<program_runner> make_runner(const std::string& device) {
-  if (device == "cpu") return std::make_unique<cpu_runner>();
-  if (device != "gpu" && device != "auto")
-    throw error("--device " + device + ": expected cpu, gpu or auto");
-  try {
-    auto gpu = std::make_unique<gpu_runner>();
-    const device_info info = gpu->device();
-    if (info.ok) return gpu;
-    if (device == "gpu") throw error("--device gpu: " + info.error);
-  } catch (const error&) {
-    if (device == "gpu") throw;
-  }
-  return std::make_unique<cpu_runner>();
-}
-
-// sm_XY of the GPU the runner drives; sm_90 (H100/H200) for the CPU emulator.
-std::string device_arch(program_runner& runner) {
-  if (auto* gpu = dynamic_cast<gpu_runner*>(&runner)) {
-    const device_info info = gpu->device();
-    if (info.ok) return "sm_" + std::to_string(info.cc_major) + std::to_string(info.cc_minor);
-  }
-  return "sm_90";
 }
 
 void print_verdict(const verdict& v) {
@@ -90,7 +54,8 @@ void run_eval(const eval_args& a) {
   if (!op) throw error("--op " + a.op + ": expected spmv or spmm");
   if (*op == sparse_op::spmm && (a.k < 1 || a.k > 4096)) throw error("--k must be in 1..4096");
   if (a.trials < 1) throw error("--trials must be at least 1");
-  const csr_matrix matrix = load_matrix(a.matrix);
+  std::string matrix_id;
+  const csr_matrix matrix = load_matrix_or_default(a.matrix, matrix_id);
   const std::string completion =
       a.program.empty()
           ? emit_program(pick_heuristic(*op, compute_features(matrix), a.k)).to_text()
@@ -101,7 +66,7 @@ void run_eval(const eval_args& a) {
   options.compile.arch = a.arch.empty() ? device_arch(*runner) : a.arch;
   options.limits.launch_timeout_s = a.timeout_s;
   evaluator eval(*runner, options);
-  eval_task task{*op, &matrix, a.k, a.matrix.empty() ? "default:stencil2d-4096" : a.matrix};
+  eval_task task{*op, &matrix, a.k, matrix_id};
   const verdict v = eval.evaluate(task, completion);
   if (a.json)
     std::cout << verdict_to_json(v).dump(2) << "\n";

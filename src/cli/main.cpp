@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "sparserl 0.1.0");
   sparserl::cli::add_matrix_command(app);
   sparserl::cli::add_eval_command(app);
+  sparserl::cli::add_tune_command(app);
+  sparserl::cli::add_bench_command(app);
   sparserl::cli::add_tokenizer_command(app);
   try {
     app.parse(argc, argv);

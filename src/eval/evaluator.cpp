@@ -6,7 +6,6 @@
 #include <random>
 
 #include "eval/source_screen.h"
-#include "eval/verify.h"
 #include "kernel/completion.h"
 #include "sparse/error.h"
 
@@ -18,6 +17,11 @@ std::string params_key(const kernel_program& p) {
   std::string key = format_name(p.format);
   for (const auto& [name, value] : p.format_params) key += " " + name + "=" + std::to_string(value);
   return key;
+}
+
+// Names what a task's inputs, references and baseline depend on.
+std::string task_key(const eval_task& t) {
+  return t.id + "|" + op_name(t.op) + "|k=" + std::to_string(t.op == sparse_op::spmm ? t.k : 1);
 }
 
 int64_t input_length(const eval_task& t) {
@@ -97,7 +101,7 @@ verdict evaluator::evaluate_program(const eval_task& task, const kernel_program&
 std::shared_ptr<const format_arguments> evaluator::arguments_for(const eval_task& task,
                                                                  const kernel_program& program,
                                                                  std::string& data_id) {
-  data_id = task.id + "|" + op_name(task.op) + "|k=" + std::to_string(task.k) + "|" + params_key(program);
+  data_id = task_key(task) + "|" + params_key(program);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = arguments_.find(data_id);
@@ -146,7 +150,8 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
     v.failure = std::string("launch: ") + e.what();
     return;
   }
-  request.inputs = make_inputs(task, options_.seed, options_.trials);
+  const std::shared_ptr<const trial_set> trials = trials_for(task);
+  request.inputs = trials->inputs;
 
   const run_result result = runner_.run(request, options_.limits);
   if (!result.ok) {
@@ -170,8 +175,7 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
       v.failure = which + "the program modified the matrix arrays";
       return;
     }
-    const reference_output ref = compute_reference(task.op, *task.matrix, request.inputs[i], task.k, options_.eps_factor);
-    const check_result check = check_output(ref, trial.output);
+    const check_result check = check_output(trials->references[i], trial.output);
     v.max_error_ratio = std::max(v.max_error_ratio, check.max_error_ratio);
     ++v.trials;
     if (!check.ok) {
@@ -194,8 +198,24 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
   }
 }
 
+std::shared_ptr<const evaluator::trial_set> evaluator::trials_for(const eval_task& task) {
+  const std::string key = task_key(task);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = trial_sets_.find(key);
+    if (it != trial_sets_.end()) return it->second;
+  }
+  auto set = std::make_shared<trial_set>();
+  set->inputs = make_inputs(task, options_.seed, options_.trials);
+  for (const std::vector<float>& input : set->inputs)
+    set->references.push_back(compute_reference(task.op, *task.matrix, input, task.k, options_.eps_factor));
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (trial_sets_.size() >= 16) trial_sets_.clear();  // bounded, like the argument cache
+  return trial_sets_.emplace(key, std::move(set)).first->second;
+}
+
 std::optional<baseline_result> evaluator::baseline_for(const eval_task& task) {
-  const std::string key = task.id + "|" + op_name(task.op) + "|k=" + std::to_string(task.k);
+  const std::string key = task_key(task);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = baselines_.find(key);

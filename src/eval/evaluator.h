@@ -14,6 +14,7 @@
 #include "eval/reward.h"
 #include "eval/runner.h"
 #include "eval/verdict.h"
+#include "eval/verify.h"
 #include "kernel/abi.h"
 #include "kernel/program.h"
 #include "sparse/csr_matrix.h"
@@ -51,6 +52,13 @@ class evaluator {
   std::shared_ptr<const format_arguments> arguments_for(const eval_task& task,
                                                         const kernel_program& program,
                                                         std::string& data_id);
+  // Inputs and references of every trial, made once per (task, op, k): every program on a task is
+  // judged on the same fresh-per-trial inputs, and the CPU reference is not recomputed per program.
+  struct trial_set {
+    std::vector<std::vector<float>> inputs;
+    std::vector<reference_output> references;
+  };
+  std::shared_ptr<const trial_set> trials_for(const eval_task& task);
   std::optional<baseline_result> baseline_for(const eval_task& task);
   void run_and_verify(const eval_task& task, const kernel_program& program,
                       const compile_result& compiled, const std::string& device_source, verdict& v);
@@ -62,6 +70,7 @@ class evaluator {
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<const format_arguments>> arguments_;
   std::map<std::string, std::optional<baseline_result>> baselines_;
+  std::map<std::string, std::shared_ptr<const trial_set>> trial_sets_;
 };
 
 // Bit pattern written into every output element before a run: a quiet NaN with a payload, so an

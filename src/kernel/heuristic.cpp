@@ -37,20 +37,26 @@ bool skewed(const matrix_features& f) {
   return f.row_length_max > 32 * std::max(1.0, f.row_length_mean) || f.row_length_gini > 0.6;
 }
 
+// DIA reads 4 bytes per stored cell (diagonals x rows), CSR 8 per nonzero plus 4 per row: DIA wins
+// when it streams no more bytes (stencils, and banded matrices up to about half-full bands).
+bool dia_moves_fewer_bytes(const matrix_features& f) {
+  return static_cast<double>(f.diagonal_count) * f.rows <= 2.0 * f.nnz + f.rows;
+}
+
 int64_t merge_rows_per_block(const matrix_features& f, int64_t items_per_block) {
   return expert_detail::clamp64(static_cast<int64_t>(items_per_block / (1.0 + f.row_length_mean)),
                                 1, 1 << 16);
 }
 
-// SpMV rules, first match wins:
+// SpMV rules, first match wins (revised from the H200 suite of docs/benchmarks.md, 2026-12-02):
 //  1. no nonzeros: csr_scalar (it only writes zeros);
-//  2. diagonals >= 75% full and DIA's stored cells (diagonals x rows) <= 1.5 x nnz (stencils,
-//     banded): DIA, a coalesced stream with no indices;
-//  3. square blocks >= 80% full (FEM, block-structured): BSR with the largest such block, a
-//     thread per row when block rows hold few blocks, else a warp per block row;
-//  4. power-law rows (max > 32 x mean, or Gini > 0.6): merge-path CSR, except when a row is so
-//     long (> 16384) that the one block owning it becomes the tail: COO, whose warps split
-//     every row evenly (on an H200, a 60000-entry row: COO 5.6x faster than merge);
+//  2. square blocks >= 80% full (FEM, block-structured): BSR with the largest such block, a
+//     thread per row when block rows hold few blocks, else a warp per block row (checked before
+//     DIA: on the FEM matrix BSR 4x4 ran 1.7x faster than DIA);
+//  3. DIA streams no more bytes than CSR (stencils, banded): DIA, unrolled by 4, a coalesced
+//     stream with no indices (best on every stencil and the banded matrix of the suite);
+//  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
+//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices);
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane.
@@ -59,8 +65,6 @@ expert_config pick_spmv(const matrix_features& f) {
   const double mean = f.row_length_mean;
   if (f.nnz == 0 || f.rows == 0)
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
-  if (f.diagonal_fill >= 0.75 && static_cast<double>(f.diagonal_count) * f.rows <= 1.5 * f.nnz)
-    return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 1}});
   if (const int64_t b = dense_block(f, 0.8)) {
     // nnz per block row = mean * b, each block holds b * b * fill of them.
     const double blocks_per_block_row = mean / (b * block_fill(f, b));
@@ -68,11 +72,10 @@ expert_config pick_spmv(const matrix_features& f) {
     return config("bsr", op, format_kind::bsr, {{"r", b}, {"c", b}},
                   {{"block", 256}, {"group", group}});
   }
-  if (skewed(f) && f.row_length_max > 16384)
-    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 1}});
+  if (dia_moves_fewer_bytes(f))
+    return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 4}});
   if (skewed(f))
-    return config("csr_merge", op, format_kind::csr, {},
-                  {{"block", 256}, {"rows_per_block", merge_rows_per_block(f, 256 * 8)}});
+    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
   if (f.ell_padding_ratio <= 1.2)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});
   if (f.row_length_std > mean)

@@ -39,7 +39,9 @@ TEST(TimingPolicy, EmptySampleIsAnError) {
 }
 
 TEST(TimingPolicy, RepetitionsNeedBothCountAndTotalTime) {
-  timing_options o;  // 20 runs and 20 ms
+  timing_options o;
+  o.min_reps = 20;
+  o.min_total_ms = 20;
   EXPECT_TRUE(need_more_reps(o, 0, 0, 0));
   EXPECT_TRUE(need_more_reps(o, 19, 100, 0.1));  // enough time, too few runs
   EXPECT_TRUE(need_more_reps(o, 20, 10, 0.1));   // enough runs, too little time
@@ -74,6 +76,8 @@ TEST(TimingPolicy, L2IsFlushedOnlyForWorkingSetsThatFitTwice) {
 
 TEST(TimingPolicy, MethodStringDescribesTheProtocol) {
   timing_options o;
+  o.min_reps = 20;
+  o.min_total_ms = 20;
   std::vector<double> ms(20, 1.5);
   EXPECT_EQ(summarize_times(ms, o, true).method,
             "CUDA events, 5 warm-up, median of 20 (>= 20 ms), L2 flushed");

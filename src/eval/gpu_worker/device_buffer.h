@@ -31,8 +31,13 @@ class device_buffer {
 
   CUdeviceptr get() const { return ptr_; }
   size_t bytes() const { return bytes_; }
+  // A pageable cuMemcpyHtoD may return before its DMA lands, and the worker's kernels run on a
+  // non-blocking stream that does not wait for the legacy stream's copy: synchronise the context
+  // so the next launch sees the data (found as wrong results when 8 workers shared one GPU).
   void upload(const void* src, const std::string& what) {
-    if (bytes_) check(cuMemcpyHtoD(ptr_, src, bytes_), "upload of " + what);
+    if (!bytes_) return;
+    check(cuMemcpyHtoD(ptr_, src, bytes_), "upload of " + what);
+    check(cuCtxSynchronize(), "synchronize after the upload of " + what);
   }
   void download(void* dst, const std::string& what) const {
     if (bytes_) check(cuMemcpyDtoH(dst, ptr_, bytes_), "download of " + what);

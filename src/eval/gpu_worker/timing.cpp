@@ -1,7 +1,12 @@
 #include "eval/gpu_worker/timing.h"
 
 #include <chrono>
+#include <string>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 namespace sparserl::gpu_worker {
 
@@ -24,10 +29,34 @@ void flush_l2(CUstream stream, const device_buffer& buffer, uint32_t round) {
   check(cuMemsetD32Async(buffer.get(), round, buffer.bytes() / 4, stream), "L2 flush");
 }
 
+// Workers of a pool verify concurrently, but time one at a time per GPU: a kernel timed while
+// another process's kernel shares the SMs would be measured slow. An flock on a per-device file
+// serialises the timed section across processes and is released by the kernel if the holder dies.
+class device_timing_lock {
+ public:
+  device_timing_lock() {
+    CUdevice device = 0;
+    cuCtxGetDevice(&device);
+    const std::string path = "/tmp/sparserl-gpu-timing-" + std::to_string(device) + "-" +
+                             std::to_string(getuid()) + ".lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd_ >= 0) ::flock(fd_, LOCK_EX);  // no lock file: time anyway, unserialised
+  }
+  ~device_timing_lock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  device_timing_lock(const device_timing_lock&) = delete;
+  device_timing_lock& operator=(const device_timing_lock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 timing_summary time_on_gpu(CUstream stream, const timing_options& o, const device_buffer* l2_flush,
                            const enqueue_fn& prepare, const enqueue_fn& work) {
+  const device_timing_lock exclusive;
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   auto wall_s = [&] { return std::chrono::duration<double>(clock::now() - t0).count(); };

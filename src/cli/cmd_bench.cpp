@@ -1,0 +1,225 @@
+// sparserl bench: the benchmark suite. For each generated matrix: cuSPARSE, the heuristic's pick
+// and the autotuned best, all timed by the same protocol in one run, with the device's measured
+// copy bandwidth as the roofline. Writes bench.csv and bench.json; tools/plot_bench.py draws them.
+#include <cmath>
+#include <cstdio>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "cli/runner_choice.h"
+#include "eval/autotune.h"
+#include "eval/gpu_runner.h"
+#include "sparse/error.h"
+#include "sparse/generators.h"
+#include "sparse/gzip_file.h"
+
+namespace sparserl::cli {
+
+namespace {
+
+struct bench_args {
+  std::string suite = "default", op = "spmv", device = "auto", out_dir = "bench-out";
+  int k = 64, workers = 1;
+};
+
+struct suite_matrix {
+  std::string name;
+  generator_spec spec;
+};
+
+suite_matrix entry(std::string name, std::string family, int32_t rows,
+                   void (*tweak)(generator_spec&) = nullptr) {
+  suite_matrix m{std::move(name), {}};
+  m.spec.family = std::move(family);
+  m.spec.rows = rows;
+  m.spec.seed = 2026;
+  if (tweak) tweak(m.spec);
+  return m;
+}
+
+// "default": every family at 10^6..3x10^7 nonzeros (working sets above the H200's 60 MB L2)
+// plus two small ones that fit in it; "tiny": the same families at toy sizes, for CPU checks.
+std::vector<suite_matrix> suite(const std::string& name) {
+  const bool tiny = name == "tiny";
+  if (!tiny && name != "default") throw error("--suite " + name + ": expected default or tiny");
+  const int32_t s = tiny ? 1000 : 1;  // divides the sizes
+  return {
+      entry("stencil2d_5pt", "stencil2d", 4000000 / s),
+      entry("stencil2d_9pt", "stencil2d", 2250000 / s, [](generator_spec& g) { g.points = 9; }),
+      entry("stencil3d_7pt", "stencil3d", 2000000 / s, [](generator_spec& g) { g.points = 7; }),
+      entry("stencil3d_27pt", "stencil3d", 1000000 / s, [](generator_spec& g) { g.points = 27; }),
+      entry("banded_bw24", "banded", 600000 / s, [](generator_spec& g) { g.bandwidth = 24; }),
+      entry("block_diag_8", "block_diagonal", 1000000 / s, [](generator_spec& g) { g.block = 8; }),
+      entry("fem_block4", "fem", 1000000 / s, [](generator_spec& g) { g.block = 4; }),
+      entry("random_d12", "random", 1000000 / s, [](generator_spec& g) { g.density = 12.0 / g.rows; }),
+      entry("rmat_deg16", "rmat", 1048576 / s, [](generator_spec& g) { g.avg_degree = 16; }),
+      entry("circuit", "circuit", 2000000 / s, [](generator_spec& g) { g.avg_degree = 5; }),
+      entry("lp", "lp", 400000 / s, [](generator_spec& g) { g.avg_degree = 8; }),
+      entry("small_stencil2d", "stencil2d", 100000 / s),
+      entry("small_rmat", "rmat", 65536 / s, [](generator_spec& g) { g.avg_degree = 8; }),
+  };
+}
+
+// cuSPARSE's time for the algorithm the targets name (SpMV CSR_ALG1, the default; SpMM ALG2).
+std::optional<double> reference_baseline_ms(program_runner& runner, const eval_task& task,
+                                            std::string& name) {
+  auto* gpu = dynamic_cast<gpu_runner*>(&runner);
+  if (!gpu) return std::nullopt;
+  baseline_request q{task.op, task.matrix, task.k, task.id};
+  const cusparse_timings t = gpu->baseline_all(q);
+  const char* wanted = task.op == sparse_op::spmv ? "ALG1" : "ALG2";
+  for (const cusparse_algorithm& a : t.algorithms)
+    if (a.ok && a.name.find(wanted) != std::string::npos) {
+      name = a.name;
+      return a.timing.median_ms;
+    }
+  return std::nullopt;
+}
+
+nlohmann::json optional_json(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const bench_args& a,
+                         double peak) {
+  const csr_matrix matrix = generate_matrix(m.spec);
+  const sparse_op op = *parse_op(a.op);
+  eval_options options;
+  options.compile.arch = device_arch(runner);
+  evaluator eval(runner, options);
+  const eval_task task{op, &matrix, a.k, "bench:" + m.name};
+  std::string baseline_name;
+  const std::optional<double> cusparse_ms = reference_baseline_ms(runner, task, baseline_name);
+  const tune_result r = autotune(eval, task, a.workers);
+  const tuned_candidate* best = r.best();
+  const int32_t width = op == sparse_op::spmm ? a.k : 1;
+  const double min_bytes = 4.0 * (matrix.rows + 1 + 2 * matrix.nnz()) +
+                           4.0 * width * (static_cast<double>(matrix.cols) + matrix.rows);
+  nlohmann::json j = {{"matrix", m.name}, {"family", m.spec.family}, {"rows", matrix.rows},
+                      {"cols", matrix.cols}, {"nnz", matrix.nnz()}, {"min_bytes", min_bytes},
+                      {"candidates", r.ranked.size()}, {"correct", r.correct},
+                      {"tune_wall_s", r.wall_s}, {"cusparse", baseline_name},
+                      {"cusparse_ms", optional_json(cusparse_ms)},
+                      {"heuristic", r.heuristic.describe()}};
+  std::optional<double> heuristic_ms, best_ms;
+  if (r.heuristic_rank && r.ranked[*r.heuristic_rank].result.correct)
+    heuristic_ms = r.ranked[*r.heuristic_rank].result.kernel_ms;
+  if (best) best_ms = best->result.kernel_ms;
+  j["heuristic_ms"] = optional_json(heuristic_ms);
+  j["best"] = best ? best->config.describe() : "";
+  j["best_ms"] = optional_json(best_ms);
+  auto ratio = [](const std::optional<double>& num, const std::optional<double>& den) {
+    return num && den && *den > 0 ? std::optional<double>(*num / *den) : std::nullopt;
+  };
+  j["speedup_best"] = optional_json(ratio(cusparse_ms, best_ms));
+  j["speedup_heuristic"] = optional_json(ratio(cusparse_ms, heuristic_ms));
+  j["heuristic_vs_best"] = optional_json(ratio(heuristic_ms, best_ms));
+  std::optional<double> roofline;
+  if (best_ms && peak > 0) roofline = min_bytes / (*best_ms * 1e6) / peak;
+  j["best_roofline_fraction"] = optional_json(roofline);
+  // The same against the bytes the best program's own format moves (DIA/BSR can move fewer
+  // than the CSR minimum, so the fraction above can pass 1).
+  std::optional<double> own;
+  if (best && best->result.achieved_gbps && peak > 0) own = *best->result.achieved_gbps / peak;
+  j["best_format_roofline_fraction"] = optional_json(own);
+  return j;
+}
+
+double geomean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return v.empty() ? 0 : std::exp(s / v.size());
+}
+
+nlohmann::json summarize(const nlohmann::json& rows) {
+  std::vector<double> best, heur;
+  int near = 0, timed = 0;
+  double worst = INFINITY;
+  for (const auto& r : rows) {
+    if (r["speedup_best"].is_number()) {
+      best.push_back(r["speedup_best"]);
+      worst = std::min(worst, r["speedup_best"].get<double>());
+    }
+    if (r["speedup_heuristic"].is_number()) heur.push_back(r["speedup_heuristic"]);
+    if (r["heuristic_vs_best"].is_number()) {
+      ++timed;
+      if (r["heuristic_vs_best"].get<double>() <= 1.10) ++near;
+    }
+  }
+  return {{"geomean_speedup_best", geomean(best)}, {"min_speedup_best", best.empty() ? 0 : worst},
+          {"geomean_speedup_heuristic", geomean(heur)}, {"heuristic_within_10pct", near},
+          {"heuristic_timed", timed}};
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  atomic_file_writer out(path, false);
+  out.write(text.data(), text.size());
+  out.commit();
+}
+
+std::string csv(const nlohmann::json& rows) {
+  const std::vector<std::string> cols = {
+      "matrix", "family", "rows", "nnz", "min_bytes", "cusparse_ms", "heuristic", "heuristic_ms",
+      "best", "best_ms", "speedup_best", "speedup_heuristic", "best_roofline_fraction",
+      "best_format_roofline_fraction"};
+  std::string text;
+  for (size_t i = 0; i < cols.size(); ++i) text += (i ? "," : "") + cols[i];
+  text += "\n";
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const auto& v = r[cols[i]];
+      text += i ? "," : "";
+      text += v.is_string() ? "\"" + v.get<std::string>() + "\"" : v.is_null() ? "" : v.dump();
+    }
+    text += "\n";
+  }
+  return text;
+}
+
+void run_bench(const bench_args& a) {
+  if (!parse_op(a.op)) throw error("--op " + a.op + ": expected spmv or spmm");
+  const std::vector<suite_matrix> matrices = suite(a.suite);
+  std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
+  double peak = 0;
+  if (auto* gpu = dynamic_cast<gpu_runner*>(runner.get())) {
+    const bandwidth_result b = gpu->copy_bandwidth();
+    if (b.ok) peak = b.gbps;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const suite_matrix& m : matrices) {
+    rows.push_back(bench_one(*runner, m, a, peak));
+    const auto& r = rows.back();
+    std::printf("%-16s nnz %10lld  cuSPARSE %-9s best %-9s (%s)  x%s\n", m.name.c_str(),
+                r["nnz"].get<long long>(), r["cusparse_ms"].dump().c_str(), r["best_ms"].dump().c_str(),
+                r["best"].get<std::string>().c_str(), r["speedup_best"].dump().c_str());
+    std::fflush(stdout);
+  }
+  const nlohmann::json summary = summarize(rows);
+  const nlohmann::json doc = {{"suite", a.suite}, {"op", a.op}, {"k", a.k}, {"executor", runner->name()},
+                              {"peak_copy_gbps", peak}, {"matrices", rows}, {"summary", summary}};
+  write_text(a.out_dir + "/bench.json", doc.dump(2) + "\n");
+  write_text(a.out_dir + "/bench.csv", csv(rows));
+  std::printf("summary: %s\nwritten: %s/bench.json, %s/bench.csv\n", summary.dump().c_str(),
+              a.out_dir.c_str(), a.out_dir.c_str());
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<bench_args>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "Benchmark suite: cuSPARSE vs the heuristic pick vs the tuned best per matrix");
+  cmd->add_option("--suite", args->suite, "default (GPU sizes) or tiny")->capture_default_str();
+  cmd->add_option("--op", args->op, "spmv or spmm")->capture_default_str();
+  cmd->add_option("--k", args->k, "SpMM: columns of B")->capture_default_str();
+  cmd->add_option("--device", args->device, "gpu, cpu or auto")->capture_default_str();
+  cmd->add_option("--workers", args->workers, "GPU workers (and concurrent evaluations)")
+      ->capture_default_str();
+  cmd->add_option("-o,--out", args->out_dir, "directory for bench.csv / bench.json (must exist)")
+      ->capture_default_str();
+  cmd->callback([args] { run_bench(*args); });
+}
+
+}  // namespace sparserl::cli
