@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -53,7 +52,8 @@ std::vector<suite_matrix> suite(const std::string& name) {
       entry("banded_bw24", "banded", 600000 / s, [](generator_spec& g) { g.bandwidth = 24; }),
       entry("block_diag_8", "block_diagonal", 1000000 / s, [](generator_spec& g) { g.block = 8; }),
       entry("fem_block4", "fem", 1000000 / s, [](generator_spec& g) { g.block = 4; }),
-      entry("random_d12", "random", 1000000 / s, [](generator_spec& g) { g.density = 12.0 / g.rows; }),
+      entry("random_d12", "random", 1000000 / s,
+            [](generator_spec& g) { g.density = 12.0 / g.rows; }),
       entry("rmat_deg16", "rmat", 1048576 / s, [](generator_spec& g) { g.avg_degree = 16; }),
       entry("circuit", "circuit", 2000000 / s, [](generator_spec& g) { g.avg_degree = 5; }),
       entry("lp", "lp", 400000 / s, [](generator_spec& g) { g.avg_degree = 8; }),
@@ -97,10 +97,16 @@ nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const be
   const int32_t width = op == sparse_op::spmm ? a.k : 1;
   const double min_bytes = 4.0 * (matrix.rows + 1 + 2 * matrix.nnz()) +
                            4.0 * width * (static_cast<double>(matrix.cols) + matrix.rows);
-  nlohmann::json j = {{"matrix", m.name}, {"family", m.spec.family}, {"rows", matrix.rows},
-                      {"cols", matrix.cols}, {"nnz", matrix.nnz()}, {"min_bytes", min_bytes},
-                      {"candidates", r.ranked.size()}, {"correct", r.correct},
-                      {"tune_wall_s", r.wall_s}, {"cusparse", baseline_name},
+  nlohmann::json j = {{"matrix", m.name},
+                      {"family", m.spec.family},
+                      {"rows", matrix.rows},
+                      {"cols", matrix.cols},
+                      {"nnz", matrix.nnz()},
+                      {"min_bytes", min_bytes},
+                      {"candidates", r.ranked.size()},
+                      {"correct", r.correct},
+                      {"tune_wall_s", r.wall_s},
+                      {"cusparse", baseline_name},
                       {"cusparse_ms", optional_json(cusparse_ms)},
                       {"heuristic", r.heuristic.describe()}};
   std::optional<double> heuristic_ms, best_ms;
@@ -148,8 +154,10 @@ nlohmann::json summarize(const nlohmann::json& rows) {
       if (r["heuristic_vs_best"].get<double>() <= 1.10) ++near;
     }
   }
-  return {{"geomean_speedup_best", geomean(best)}, {"min_speedup_best", best.empty() ? 0 : worst},
-          {"geomean_speedup_heuristic", geomean(heur)}, {"heuristic_within_10pct", near},
+  return {{"geomean_speedup_best", geomean(best)},
+          {"min_speedup_best", best.empty() ? 0 : worst},
+          {"geomean_speedup_heuristic", geomean(heur)},
+          {"heuristic_within_10pct", near},
           {"heuristic_timed", timed}};
 }
 
@@ -160,10 +168,20 @@ void write_text(const std::string& path, const std::string& text) {
 }
 
 std::string csv(const nlohmann::json& rows) {
-  const std::vector<std::string> cols = {
-      "matrix", "family", "rows", "nnz", "min_bytes", "cusparse_ms", "heuristic", "heuristic_ms",
-      "best", "best_ms", "speedup_best", "speedup_heuristic", "best_roofline_fraction",
-      "best_format_roofline_fraction"};
+  const std::vector<std::string> cols = {"matrix",
+                                         "family",
+                                         "rows",
+                                         "nnz",
+                                         "min_bytes",
+                                         "cusparse_ms",
+                                         "heuristic",
+                                         "heuristic_ms",
+                                         "best",
+                                         "best_ms",
+                                         "speedup_best",
+                                         "speedup_heuristic",
+                                         "best_roofline_fraction",
+                                         "best_format_roofline_fraction"};
   std::string text;
   for (size_t i = 0; i < cols.size(); ++i) text += (i ? "," : "") + cols[i];
   text += "\n";
@@ -192,13 +210,19 @@ void run_bench(const bench_args& a) {
     rows.push_back(bench_one(*runner, m, a, peak));
     const auto& r = rows.back();
     std::printf("%-16s nnz %10lld  cuSPARSE %-9s best %-9s (%s)  x%s\n", m.name.c_str(),
-                r["nnz"].get<long long>(), r["cusparse_ms"].dump().c_str(), r["best_ms"].dump().c_str(),
-                r["best"].get<std::string>().c_str(), r["speedup_best"].dump().c_str());
+                r["nnz"].get<long long>(), r["cusparse_ms"].dump().c_str(),
+                r["best_ms"].dump().c_str(), r["best"].get<std::string>().c_str(),
+                r["speedup_best"].dump().c_str());
     std::fflush(stdout);
   }
   const nlohmann::json summary = summarize(rows);
-  const nlohmann::json doc = {{"suite", a.suite}, {"op", a.op}, {"k", a.k}, {"executor", runner->name()},
-                              {"peak_copy_gbps", peak}, {"matrices", rows}, {"summary", summary}};
+  const nlohmann::json doc = {{"suite", a.suite},
+                              {"op", a.op},
+                              {"k", a.k},
+                              {"executor", runner->name()},
+                              {"peak_copy_gbps", peak},
+                              {"matrices", rows},
+                              {"summary", summary}};
   write_text(a.out_dir + "/bench.json", doc.dump(2) + "\n");
   write_text(a.out_dir + "/bench.csv", csv(rows));
   std::printf("summary: %s\nwritten: %s/bench.json, %s/bench.csv\n", summary.dump().c_str(),

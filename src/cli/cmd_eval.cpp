@@ -3,9 +3,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/runner_choice.h"
@@ -41,11 +40,16 @@ void print_verdict(const verdict& v) {
               v.compiled, v.ran, v.correct);
   std::printf("%-16s %d (max error / tolerance %.3g)\n", "trials", v.trials, v.max_error_ratio);
   std::printf("%-16s %.1f ms\n", "compile", v.compile_ms);
-  if (v.kernel_ms) std::printf("%-16s %.4f ms (%s)\n", "kernel", *v.kernel_ms, v.timing_method.c_str());
-  if (v.achieved_gbps) std::printf("%-16s %.1f GB/s of %lld bytes\n", "bandwidth", *v.achieved_gbps, static_cast<long long>(v.bytes_moved));
-  if (v.baseline_ms) std::printf("%-16s %.4f ms (%s)\n", "cuSPARSE", *v.baseline_ms, v.baseline_name.c_str());
+  if (v.kernel_ms)
+    std::printf("%-16s %.4f ms (%s)\n", "kernel", *v.kernel_ms, v.timing_method.c_str());
+  if (v.achieved_gbps)
+    std::printf("%-16s %.1f GB/s of %lld bytes\n", "bandwidth", *v.achieved_gbps,
+                static_cast<long long>(v.bytes_moved));
+  if (v.baseline_ms)
+    std::printf("%-16s %.4f ms (%s)\n", "cuSPARSE", *v.baseline_ms, v.baseline_name.c_str());
   if (v.speedup) std::printf("%-16s %.3fx\n", "speedup", *v.speedup);
-  if (!v.kernel_ms && v.correct) std::printf("%-16s none (the CPU emulator checks correctness only)\n", "timing");
+  if (!v.kernel_ms && v.correct)
+    std::printf("%-16s none (the CPU emulator checks correctness only)\n", "timing");
   std::printf("%-16s %.4f\n", "reward", v.reward);
 }
 
@@ -57,9 +61,8 @@ void run_eval(const eval_args& a) {
   std::string matrix_id;
   const csr_matrix matrix = load_matrix_or_default(a.matrix, matrix_id);
   const std::string completion =
-      a.program.empty()
-          ? emit_program(pick_heuristic(*op, compute_features(matrix), a.k)).to_text()
-          : read_text(a.program);
+      a.program.empty() ? emit_program(pick_heuristic(*op, compute_features(matrix), a.k)).to_text()
+                        : read_text(a.program);
   std::unique_ptr<program_runner> runner = make_runner(a.device);
   eval_options options;
   options.trials = a.trials;
@@ -88,8 +91,10 @@ void add_eval_command(CLI::App& app) {
   cmd->add_option("--op", args->op, "spmv or spmm")->capture_default_str();
   cmd->add_option("--k", args->k, "SpMM: columns of the dense B")->capture_default_str();
   cmd->add_option("--device", args->device, "gpu, cpu (emulator) or auto")->capture_default_str();
-  cmd->add_option("--trials", args->trials, "fresh random inputs to verify on")->capture_default_str();
-  cmd->add_option("--arch", args->arch, "NVRTC --gpu-architecture (default: the GPU's, else sm_90)");
+  cmd->add_option("--trials", args->trials, "fresh random inputs to verify on")
+      ->capture_default_str();
+  cmd->add_option("--arch", args->arch,
+                  "NVRTC --gpu-architecture (default: the GPU's, else sm_90)");
   cmd->add_option("--timeout", args->timeout_s, "seconds per trial before the run is killed")
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "print the verdict as JSON");

@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
@@ -56,7 +55,8 @@ void print_table(const tune_result& r, double peak, int top) {
     std::printf("%-4zu %-58.58s %10s %8s %7s %8s  %s%s\n", i + 1, c.config.describe().c_str(),
                 num(v.kernel_ms, "%.4f").c_str(), num(v.achieved_gbps, "%.0f").c_str(),
                 num(pct, "%.0f%%").c_str(), num(v.speedup, "%.2fx").c_str(),
-                v.correct ? "correct" : v.failure.substr(0, 60).c_str(), heuristic ? " [heuristic]" : "");
+                v.correct ? "correct" : v.failure.substr(0, 60).c_str(),
+                heuristic ? " [heuristic]" : "");
   }
 }
 
@@ -80,15 +80,23 @@ void run_tune(const tune_args& a) {
     out.commit();
   }
   if (a.json) {
-    nlohmann::json j = {{"matrix", id}, {"op", a.op}, {"executor", runner->name()},
-                        {"peak_gbps", peak}, {"wall_s", r.wall_s}, {"correct", r.correct},
-                        {"heuristic", r.heuristic.describe()}, {"candidates", nlohmann::json::array()}};
+    nlohmann::json j = {{"matrix", id},
+                        {"op", a.op},
+                        {"executor", runner->name()},
+                        {"peak_gbps", peak},
+                        {"wall_s", r.wall_s},
+                        {"correct", r.correct},
+                        {"heuristic", r.heuristic.describe()},
+                        {"candidates", nlohmann::json::array()}};
     for (const tuned_candidate& c : r.ranked) j["candidates"].push_back(candidate_json(c));
     std::cout << j.dump(2) << "\n";
   } else {
-    std::printf("%s: %s on %s, %zu candidates, %d correct, %.1f s%s\n", id.c_str(), a.op.c_str(),
-                runner->name(), r.ranked.size(), r.correct, r.wall_s,
-                peak > 0 ? (", peak copy bandwidth " + std::to_string(static_cast<int>(peak)) + " GB/s").c_str() : "");
+    std::printf(
+        "%s: %s on %s, %zu candidates, %d correct, %.1f s%s\n", id.c_str(), a.op.c_str(),
+        runner->name(), r.ranked.size(), r.correct, r.wall_s,
+        peak > 0
+            ? (", peak copy bandwidth " + std::to_string(static_cast<int>(peak)) + " GB/s").c_str()
+            : "");
     print_table(r, peak, a.top);
     if (best) std::printf("best program written to %s\n", a.output.c_str());
   }

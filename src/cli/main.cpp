@@ -6,7 +6,8 @@
 #include "sparse/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"sparserl: sparse CUDA kernels from a code LLM trained with SFT and PPO", "sparserl"};
+  CLI::App app{"sparserl: sparse CUDA kernels from a code LLM trained with SFT and PPO",
+               "sparserl"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "sparserl 0.1.0");
   sparserl::cli::add_matrix_command(app);

@@ -18,9 +18,9 @@ struct tuned_candidate {
 };
 
 struct tune_result {
-  std::vector<tuned_candidate> ranked;  // correct first, by kernel time; then the failures
-  expert_config heuristic;              // what pick_heuristic chose without timing
-  std::optional<size_t> heuristic_rank; // its index in `ranked`, when it was in the space
+  std::vector<tuned_candidate> ranked;   // correct first, by kernel time; then the failures
+  expert_config heuristic;               // what pick_heuristic chose without timing
+  std::optional<size_t> heuristic_rank;  // its index in `ranked`, when it was in the space
   int correct = 0;
   double wall_s = 0;
   const tuned_candidate* best() const;  // the fastest correct candidate, nullptr when none

@@ -85,8 +85,10 @@ verdict evaluator::evaluate_program(const eval_task& task, const kernel_program&
   }
   const std::string device_source = parameter_defines(program) + program.source;
   const auto t0 = std::chrono::steady_clock::now();
-  const std::shared_ptr<const compile_result> compiled = compiled_.compile(device_source, options_.compile);
-  v.compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const std::shared_ptr<const compile_result> compiled =
+      compiled_.compile(device_source, options_.compile);
+  v.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   v.compile_log = compiled->log;
   if (!compiled->ok) {
     v.failure = compiled->error;
@@ -168,7 +170,8 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
     const trial_result& trial = result.trials[i];
     const std::string which = "trial " + std::to_string(i + 1) + ": ";
     if (!trial.input_unchanged) {
-      v.failure = which + "the program modified its input " + (task.op == sparse_op::spmv ? "x" : "B");
+      v.failure =
+          which + "the program modified its input " + (task.op == sparse_op::spmv ? "x" : "B");
       return;
     }
     if (!trial.format_unchanged) {
@@ -208,7 +211,8 @@ std::shared_ptr<const evaluator::trial_set> evaluator::trials_for(const eval_tas
   auto set = std::make_shared<trial_set>();
   set->inputs = make_inputs(task, options_.seed, options_.trials);
   for (const std::vector<float>& input : set->inputs)
-    set->references.push_back(compute_reference(task.op, *task.matrix, input, task.k, options_.eps_factor));
+    set->references.push_back(
+        compute_reference(task.op, *task.matrix, input, task.k, options_.eps_factor));
   std::lock_guard<std::mutex> lock(mutex_);
   if (trial_sets_.size() >= 16) trial_sets_.clear();  // bounded, like the argument cache
   return trial_sets_.emplace(key, std::move(set)).first->second;

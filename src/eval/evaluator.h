@@ -22,10 +22,10 @@
 namespace sparserl {
 
 struct eval_options {
-  int trials = 3;                 // fresh random x (or B) for each
+  int trials = 3;  // fresh random x (or B) for each
   uint64_t seed = 0x5eed;
-  bool measure_time = true;       // only runners that can measure do
-  double eps_factor = 8.0;        // tolerance scale, see eval/verify.h
+  bool measure_time = true;  // only runners that can measure do
+  double eps_factor = 8.0;   // tolerance scale, see eval/verify.h
   compile_options compile;
   run_limits limits;
   launch_limits launch;
@@ -35,8 +35,9 @@ struct eval_options {
 struct eval_task {
   sparse_op op = sparse_op::spmv;
   const csr_matrix* matrix = nullptr;
-  int32_t k = 1;   // SpMM: columns of B
-  std::string id;  // names the matrix for the caches; tasks with different matrices need different ids
+  int32_t k = 1;  // SpMM: columns of B
+  std::string
+      id;  // names the matrix for the caches; tasks with different matrices need different ids
 };
 
 class evaluator {

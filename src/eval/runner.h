@@ -14,7 +14,7 @@
 namespace sparserl {
 
 struct run_limits {
-  double launch_timeout_s = 5.0;     // wall clock per trial (all launches)
+  double launch_timeout_s = 5.0;  // wall clock per trial (all launches)
   int64_t memory_bytes = int64_t{4} << 30;
   int64_t max_log_bytes = 64 * 1024;
 };
@@ -23,28 +23,28 @@ struct run_request {
   sparse_op op = sparse_op::spmv;
   int32_t rows = 0, cols = 0, k = 1;
   const kernel_program* program = nullptr;
-  const format_arguments* args = nullptr;       // built once per (matrix, format, params)
-  std::string data_id;                          // names *args: same id = same arrays, so a
-                                                // runner may keep them uploaded between runs
-  std::vector<launch_geometry> geometry;        // one per entry point, in launch order
-  std::vector<std::string> entries;             // entry point names, in launch order
-  std::string device_source;                    // parameter defines + program source
-  const std::vector<char>* cubin = nullptr;     // NVRTC's image of device_source (GPU runners)
-  std::vector<std::vector<float>> inputs;       // one x (or B) per trial
-  float poison = 0;                             // bit pattern written into outputs before a run
-  bool measure_time = false;                    // GPU only
+  const format_arguments* args = nullptr;    // built once per (matrix, format, params)
+  std::string data_id;                       // names *args: same id = same arrays, so a
+                                             // runner may keep them uploaded between runs
+  std::vector<launch_geometry> geometry;     // one per entry point, in launch order
+  std::vector<std::string> entries;          // entry point names, in launch order
+  std::string device_source;                 // parameter defines + program source
+  const std::vector<char>* cubin = nullptr;  // NVRTC's image of device_source (GPU runners)
+  std::vector<std::vector<float>> inputs;    // one x (or B) per trial
+  float poison = 0;                          // bit pattern written into outputs before a run
+  bool measure_time = false;                 // GPU only
 };
 
 struct trial_result {
-  std::vector<float> output;        // y (or C) after the run
-  bool input_unchanged = true;      // the input buffer compared bitwise after the run
-  bool format_unchanged = true;     // the format arrays compared after the run
+  std::vector<float> output;     // y (or C) after the run
+  bool input_unchanged = true;   // the input buffer compared bitwise after the run
+  bool format_unchanged = true;  // the format arrays compared after the run
 };
 
 struct run_result {
   bool ok = false;
-  std::string failure;              // "timeout after 5 s", "CUDA_ERROR_ILLEGAL_ADDRESS", ...
-  std::string log;                  // runner output (emulator compile log, worker stderr)
+  std::string failure;  // "timeout after 5 s", "CUDA_ERROR_ILLEGAL_ADDRESS", ...
+  std::string log;      // runner output (emulator compile log, worker stderr)
   std::vector<trial_result> trials;
   std::optional<double> kernel_ms;  // median over timed repetitions when measure_time
   std::string timing_method;        // how kernel_ms was measured
@@ -60,8 +60,8 @@ struct baseline_request {
 struct baseline_result {
   bool ok = false;
   std::string failure;
-  std::string name;    // e.g. "cusparseSpMV CSR_ALG1"
-  double ms = 0;       // median
+  std::string name;  // e.g. "cusparseSpMV CSR_ALG1"
+  double ms = 0;     // median
   std::string timing_method;
 };
 

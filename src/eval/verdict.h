@@ -1,10 +1,9 @@
 #pragma once
 // The record of one program's evaluation: every stage's outcome, logs, times and the reward.
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace sparserl {
 
@@ -23,9 +22,9 @@ struct verdict {
   std::optional<double> speedup;      // baseline_ms / kernel_ms
   int64_t bytes_moved = 0;            // minimum bytes of the format + x + y
   std::optional<double> achieved_gbps;
-  int64_t footprint_bytes = 0;        // device bytes of the format's arrays
+  int64_t footprint_bytes = 0;  // device bytes of the format's arrays
   double reward = 0;
-  bool speed_modelled = false;        // never true for a measured speed term
+  bool speed_modelled = false;  // never true for a measured speed term
 };
 
 nlohmann::json verdict_to_json(const verdict& v);

@@ -28,8 +28,8 @@ void apply(sparse_op op, const csr_matrix& a, const std::vector<float>& in, int3
 
 }  // namespace
 
-reference_output compute_reference(sparse_op op, const csr_matrix& a, const std::vector<float>& input,
-                                   int32_t k, double eps_factor) {
+reference_output compute_reference(sparse_op op, const csr_matrix& a,
+                                   const std::vector<float>& input, int32_t k, double eps_factor) {
   const int32_t width = op == sparse_op::spmv ? 1 : k;
   reference_output ref;
   const size_t n = static_cast<size_t>(a.rows) * width;

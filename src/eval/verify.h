@@ -18,8 +18,9 @@ struct reference_output {
   std::vector<float> bound;  // allowed absolute error per element
 };
 
-reference_output compute_reference(sparse_op op, const csr_matrix& a, const std::vector<float>& input,
-                                   int32_t k, double eps_factor = 8.0);
+reference_output compute_reference(sparse_op op, const csr_matrix& a,
+                                   const std::vector<float>& input, int32_t k,
+                                   double eps_factor = 8.0);
 
 struct check_result {
   bool ok = true;
@@ -27,7 +28,8 @@ struct check_result {
   int64_t poisoned_elements = 0;  // NaN or Inf (including the poison left by unwritten elements)
   int64_t first_bad = -1;         // flat index of the first failing element
   double max_error_ratio = 0;     // max |out - ref| / bound over finite elements
-  std::string describe(sparse_op op, int32_t k) const;  // "12 of 1000 elements wrong, first y[7]..."
+  std::string describe(sparse_op op,
+                       int32_t k) const;  // "12 of 1000 elements wrong, first y[7]..."
 };
 
 check_result check_output(const reference_output& ref, const std::vector<float>& out);

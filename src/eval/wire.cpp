@@ -1,9 +1,9 @@
 #include "eval/wire.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
-
-#include <unistd.h>
 
 namespace sparserl::wire {
 

@@ -22,10 +22,10 @@ enum class arg_kind {
 
 struct kernel_arg {
   arg_kind kind;
-  std::string name;          // as in the signature, e.g. "row_ptr"
-  int32_t scalar = 0;        // kind == i32
-  std::vector<int32_t> ints;   // kind == i32_array
-  std::vector<float> floats;   // kind == f32_array
+  std::string name;           // as in the signature, e.g. "row_ptr"
+  int32_t scalar = 0;         // kind == i32
+  std::vector<int32_t> ints;  // kind == i32_array
+  std::vector<float> floats;  // kind == f32_array
 };
 
 struct entry_point {
@@ -53,9 +53,9 @@ std::string normalize_format_params(format_kind format, std::map<std::string, in
 // The device data of `a` in the program's format (conversion happens here), in argument order.
 struct format_arguments {
   std::vector<kernel_arg> args;
-  int64_t work_rows = 0;        // units that rows_per_block divides (rows, or block rows for BSR)
-  int64_t work_nnz = 0;         // stored entries that nnz_per_block divides (per entry: see abi.cpp)
-  int64_t coo_nnz = 0;          // HYB/COO: entries in the COO part
+  int64_t work_rows = 0;  // units that rows_per_block divides (rows, or block rows for BSR)
+  int64_t work_nnz = 0;   // stored entries that nnz_per_block divides (per entry: see abi.cpp)
+  int64_t coo_nnz = 0;    // HYB/COO: entries in the COO part
   int64_t footprint_bytes = 0;  // bytes of the format arrays (memory penalty baseline)
 };
 // Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large).

@@ -74,8 +74,7 @@ expert_config pick_spmv(const matrix_features& f) {
   }
   if (dia_moves_fewer_bytes(f))
     return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 4}});
-  if (skewed(f))
-    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
+  if (skewed(f)) return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
   if (f.ell_padding_ratio <= 1.2)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});
   if (f.row_length_std > mean)

@@ -15,20 +15,20 @@ namespace sparserl {
 enum class sparse_op { spmv, spmm };
 enum class format_kind { csr, coo, ell, sell, bsr, dia, hyb };
 
-const char* op_name(sparse_op op);            // "spmv"
-const char* format_name(format_kind format);  // "CSR"
-std::optional<sparse_op> parse_op(const std::string& text);          // case-insensitive
-std::optional<format_kind> parse_format(const std::string& text);    // case-insensitive
+const char* op_name(sparse_op op);                                 // "spmv"
+const char* format_name(format_kind format);                       // "CSR"
+std::optional<sparse_op> parse_op(const std::string& text);        // case-insensitive
+std::optional<format_kind> parse_format(const std::string& text);  // case-insensitive
 
 // How the harness derives the grid of one entry point (one LAUNCH line).
 struct launch_spec {
-  std::string entry;              // "" = the format's only (or first) entry point
-  int32_t block = 0;              // threads per block (1..1024)
-  int64_t rows_per_block = 0;     // grid.x = ceil(work rows / rows_per_block)
-  int64_t nnz_per_block = 0;      // grid.x = ceil(work nnz / nnz_per_block)
-  int64_t grid = 0;               // grid.x fixed
-  int64_t k_per_block = 0;        // SpMM: grid.y = ceil(k / k_per_block); 0 = 1 block row
-  int32_t shared_bytes = 0;       // dynamic shared memory per block
+  std::string entry;           // "" = the format's only (or first) entry point
+  int32_t block = 0;           // threads per block (1..1024)
+  int64_t rows_per_block = 0;  // grid.x = ceil(work rows / rows_per_block)
+  int64_t nnz_per_block = 0;   // grid.x = ceil(work nnz / nnz_per_block)
+  int64_t grid = 0;            // grid.x fixed
+  int64_t k_per_block = 0;     // SpMM: grid.y = ceil(k / k_per_block); 0 = 1 block row
+  int32_t shared_bytes = 0;    // dynamic shared memory per block
 };
 
 struct kernel_program {

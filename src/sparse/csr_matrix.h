@@ -27,13 +27,16 @@ struct csr_matrix {
 // Throws sparserl::error when an index is outside [0, rows) x [0, cols).
 csr_matrix csr_from_triplets(int32_t rows, int32_t cols, std::vector<triplet> entries);
 
-// Throws sparserl::error naming the first broken invariant (sizes, monotone row_ptr, sorted columns).
+// Throws sparserl::error naming the first broken invariant (sizes, monotone row_ptr, sorted
+// columns).
 void validate_csr(const csr_matrix& matrix);
 
-// y = A x, inputs and outputs in float, each row accumulated in double (the verification reference).
+// y = A x, inputs and outputs in float, each row accumulated in double (the verification
+// reference).
 void spmv_reference(const csr_matrix& matrix, const float* x, float* y);
 
-// C = A B with B dense (cols x k, row-major) and C dense (rows x k, row-major), double accumulation.
+// C = A B with B dense (cols x k, row-major) and C dense (rows x k, row-major), double
+// accumulation.
 void spmm_reference(const csr_matrix& matrix, const float* b, int32_t k, float* c);
 
 }  // namespace sparserl

@@ -1,7 +1,6 @@
 #pragma once
 // Structural features of a matrix: they drive format choice, the heuristic and datasets.
 #include <cstdint>
-
 #include <nlohmann/json_fwd.hpp>
 
 #include "sparse/csr_matrix.h"
@@ -15,9 +14,9 @@ struct matrix_features {
   double row_length_mean = 0, row_length_std = 0, row_length_gini = 0;
   int32_t row_length_min = 0, row_length_max = 0;
   int32_t empty_rows = 0;
-  int64_t bandwidth = 0;        // max |col - row| over the nonzeros
-  int64_t diagonal_count = 0;   // distinct col - row values
-  double diagonal_fill = 0;     // nnz / (cells those diagonals cover inside the matrix)
+  int64_t bandwidth = 0;       // max |col - row| over the nonzeros
+  int64_t diagonal_count = 0;  // distinct col - row values
+  double diagonal_fill = 0;    // nnz / (cells those diagonals cover inside the matrix)
   double block_fill_2 = 0, block_fill_4 = 0, block_fill_8 = 0;  // nnz / (nonzero blocks * b * b)
   double ell_padding_ratio = 0;  // rows * max row length / nnz (1 = no padding)
 };

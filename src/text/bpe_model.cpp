@@ -15,7 +15,7 @@ namespace sparserl::text {
 namespace {
 
 constexpr int64_t max_token_id = int64_t{1} << 30;
-constexpr size_t max_cached_word = 256;             // longer words are rare: not worth memory
+constexpr size_t max_cached_word = 256;  // longer words are rare: not worth memory
 constexpr size_t cache_capacity = 1 << 16;
 
 std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }

@@ -52,7 +52,8 @@ class evaluator_test : public ::testing::Test {
 };
 
 TEST_F(evaluator_test, correct_program_earns_the_correct_reward) {
-  const verdict v = evaluate("Here is my kernel:\n" + csr_program(std::string(row_sum) + "y[row] = s;"));
+  const verdict v =
+      evaluate("Here is my kernel:\n" + csr_program(std::string(row_sum) + "y[row] = s;"));
   EXPECT_TRUE(v.correct) << v.failure;
   EXPECT_EQ(v.trials, 3);
   EXPECT_EQ(v.executor, "cpu");
@@ -69,7 +70,8 @@ TEST_F(evaluator_test, prose_without_a_program_scores_lowest) {
 }
 
 TEST_F(evaluator_test, compile_error_keeps_the_log) {
-  const verdict v = evaluate(csr_program("int row = blockIdx.x * blockDim.x + threadIdx.x\n y[row] = 0;"));
+  const verdict v =
+      evaluate(csr_program("int row = blockIdx.x * blockDim.x + threadIdx.x\n y[row] = 0;"));
   EXPECT_TRUE(v.extracted);
   EXPECT_FALSE(v.compiled);
   EXPECT_NE(v.compile_log.find("error"), std::string::npos) << v.compile_log;
@@ -92,8 +94,8 @@ TEST_F(evaluator_test, rows_left_unwritten_are_caught) {
 }
 
 TEST_F(evaluator_test, modifying_the_input_is_caught) {
-  const verdict v = evaluate(csr_program(std::string(row_sum) +
-                                         "y[row] = s; ((float*)x)[row % cols] = 0.0f;"));
+  const verdict v =
+      evaluate(csr_program(std::string(row_sum) + "y[row] = s; ((float*)x)[row % cols] = 0.0f;"));
   EXPECT_FALSE(v.correct);
   EXPECT_NE(v.failure.find("modified its input x"), std::string::npos) << v.failure;
 }
@@ -104,16 +106,18 @@ TEST_F(evaluator_test, output_replayed_from_an_earlier_trial_is_caught) {
                            "if (!replay_ready[0]) { replay[row] = s; }\n"
                            "y[row] = replay[row];\n"
                            "if (row == rows - 1) replay_ready[0] = 1;";
-  const std::string completion = std::string(csr_header) +
-                                 "__device__ float replay[4096];\n__device__ int replay_ready[1];\n" +
-                                 csr_signature + " {\n" + body + "\n}\n";
+  const std::string completion =
+      std::string(csr_header) +
+      "__device__ float replay[4096];\n__device__ int replay_ready[1];\n" + csr_signature + " {\n" +
+      body + "\n}\n";
   const verdict v = evaluate(completion);
   EXPECT_FALSE(v.correct);
   EXPECT_NE(v.failure.find("trial 2"), std::string::npos) << v.failure;
 }
 
 TEST_F(evaluator_test, fault_is_a_runtime_failure) {
-  const verdict v = evaluate(csr_program(std::string(row_sum) + "y[row] = s + x[cols + (1 << 22)];"));
+  const verdict v =
+      evaluate(csr_program(std::string(row_sum) + "y[row] = s + x[cols + (1 << 22)];"));
   EXPECT_FALSE(v.ran);
   EXPECT_NE(v.failure.find("runtime"), std::string::npos) << v.failure;
   EXPECT_DOUBLE_EQ(v.reward, reward_config{}.runtime_failure);

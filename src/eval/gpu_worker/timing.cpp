@@ -1,12 +1,12 @@
 #include "eval/gpu_worker/timing.h"
 
-#include <chrono>
-#include <string>
-#include <vector>
-
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
 
 namespace sparserl::gpu_worker {
 
