@@ -35,25 +35,13 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   // DIA streams every cell of its diagonals: only worth it when they are mostly full, and it
   // stores rows cells per diagonal however short the diagonal is inside the matrix (a wide
   // rectangular matrix has short diagonals), so the stored cells must stay near nnz too.
-  std::vector<expert_config> out;
-  if (f.nnz == 0 || f.diagonal_fill < 0.5) return out;
-  if (static_cast<double>(f.diagonal_count) * f.rows > 3.0 * f.nnz) return out;
-  for (int64_t block : {128, 256, 512})
-    out.push_back(make_config(info(), {}, {{"block", block}, {"unroll", 1}}));
-  out.push_back(make_config(info(), {}, {{"block", 256}, {"unroll", 4}}));
-  return out;
+  if (f.nnz == 0 || f.diagonal_fill < 0.5) return {};
+  if (static_cast<double>(f.diagonal_count) * f.rows > 3.0 * f.nnz) return {};
+  return thread_per_row_space(info());
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
-  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::dia);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block)};
-  p.source = fill(source, values);
-  return p;
+  return emit_thread_per_row(c, format_kind::dia, source);
 }
 
 }  // namespace

@@ -36,24 +36,12 @@ extern "C" __global__ void spmv_ell(@ARGS@) {
 
 std::vector<expert_config> space(const matrix_features& f, int) {
   // Padding beyond 3x the nonzeros costs more bandwidth than ELL's coalescing saves.
-  std::vector<expert_config> out;
-  if (f.nnz > 0 && f.ell_padding_ratio > 3) return out;
-  for (int64_t block : {128, 256, 512})
-    out.push_back(make_config(info(), {}, {{"block", block}, {"unroll", 1}}));
-  out.push_back(make_config(info(), {}, {{"block", 256}, {"unroll", 4}}));
-  return out;
+  if (f.nnz > 0 && f.ell_padding_ratio > 3) return {};
+  return thread_per_row_space(info());
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
-  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::ell);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block)};
-  p.source = fill(source, values);
-  return p;
+  return emit_thread_per_row(c, format_kind::ell, source);
 }
 
 }  // namespace

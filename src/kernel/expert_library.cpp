@@ -77,6 +77,27 @@ expert_config make_config(const expert_template& info, std::map<std::string, int
   return c;
 }
 
+std::vector<expert_config> thread_per_row_space(const expert_template& info) {
+  std::vector<expert_config> out;
+  for (int64_t block : {128, 256, 512})
+    out.push_back(make_config(info, {}, {{"block", block}, {"unroll", 1}}));
+  out.push_back(make_config(info, {}, {{"block", 256}, {"unroll", 4}}));
+  return out;
+}
+
+kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
+                                   const std::string& source) {
+  const int64_t block = c.param("block");
+  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmv, format);
+  kernel_program p;
+  p.launches = {rows_launch("", block, block)};
+  p.source = fill(source, values);
+  return p;
+}
+
 launch_spec rows_launch(const std::string& entry, int64_t block, int64_t rows_per_block,
                         int64_t k_per_block) {
   launch_spec s;

@@ -1,8 +1,4 @@
 // Drives the real `sparserl matrix` binary (SPARSERL_CLI) through a shell, as a user would.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +8,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_testing.h"
 #include "sparse/features.h"
 #include "sparse/generators.h"
 #include "sparse/matrix_market.h"
@@ -21,53 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::run_result;
+using testing::slurp;
 
-struct run_result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class MatrixCli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "sparserl-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  run_result run(const std::string& args) const {
-    const std::string out = path("stdout"), err = path("stderr");
-    const std::string command =
-        std::string(SPARSERL_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = std::system(command.c_str());
-    run_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  // Runs, expects failure with exactly one line on stderr mentioning `part`.
-  void expect_one_line_error(const std::string& args, const std::string& part) const {
-    SCOPED_TRACE(args);
-    const run_result r = run(args);
-    EXPECT_NE(r.code, 0);
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_THAT(r.err, HasSubstr(part));
-  }
-
-  fs::path dir_;
-};
+class MatrixCli : public testing::cli_test {};
 
 TEST_F(MatrixCli, GenThenInfoJsonAgreesWithFeaturesOfTheFileReadBack) {
   const char* gens[] = {"stencil2d --rows 900 --points 9",

@@ -1,8 +1,4 @@
 // Drives the real `sparserl tokenizer` binary (SPARSERL_CLI) through a shell, as a user would.
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -11,30 +7,20 @@
 #include <sstream>
 #include <string>
 
+#include "cli/cli_testing.h"
+
 namespace sparserl {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using testing::run_result;
+using testing::slurp;
 
-struct run_result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class TokenizerCli : public ::testing::Test {
+class TokenizerCli : public testing::cli_test {
  protected:
   void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "sparserl-tok-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    cli_test::SetUp();
     // A small corpus: kernels with varied names, in nested folders.
     for (int f = 0; f < 6; ++f) {
       fs::create_directories(dir_ / "corpus" / ("d" + std::to_string(f % 3)));
@@ -46,31 +32,6 @@ class TokenizerCli : public ::testing::Test {
             << "  if (row_" << k % 7 << " < n) y[row] = " << k * 31 % 97 << ".5f * x[row];\n}\n";
     }
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  run_result run(const std::string& args) const {
-    const std::string out = path("stdout"), err = path("stderr");
-    const std::string command =
-        std::string(SPARSERL_CLI) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int status = std::system(command.c_str());
-    run_result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-
-  void expect_one_line_error(const std::string& args, const std::string& part) const {
-    SCOPED_TRACE(args);
-    const run_result r = run(args);
-    EXPECT_EQ(r.code, 1);
-    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-    EXPECT_THAT(r.err, HasSubstr(part));
-  }
-
-  fs::path dir_;
 };
 
 TEST_F(TokenizerCli, TrainWritesAQwenStyleTokenizerThatEncodesAndDecodes) {

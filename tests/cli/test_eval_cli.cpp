@@ -1,0 +1,72 @@
+// Drives `sparserl eval` and `sparserl tune` on the CPU emulator through the real binary.
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_testing.h"
+
+namespace sparserl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::run_result;
+
+class EvalCli : public testing::cli_test {};
+
+TEST_F(EvalCli, DefaultRunIsCorrectAndExitsZero) {
+  const run_result r = run("eval --device cpu");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("correct"));
+  EXPECT_THAT(r.out, HasSubstr("executor         cpu"));
+  EXPECT_THAT(r.out, HasSubstr("correctness only"));  // no time is claimed without a GPU
+}
+
+TEST_F(EvalCli, JsonVerdictOfASpmmRun) {
+  const run_result r = run("eval --device cpu --op spmm --k 8 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json v = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(v["correct"].get<bool>());
+  EXPECT_EQ(v["trials"].get<int>(), 3);
+  EXPECT_TRUE(v["kernel_ms"].is_null());
+  EXPECT_DOUBLE_EQ(v["reward"].get<double>(), 1.0);
+}
+
+TEST_F(EvalCli, WrongProgramExitsOneWithItsReason) {
+  std::ofstream(path("k.cu")) << "FORMAT: ELL\nLAUNCH: block=64 rows_per_block=64\n"
+                              << "extern \"C\" __global__ void spmv_ell(int rows, int cols, int "
+                                 "width, const int* __restrict__ col_idx, const float* "
+                                 "__restrict__ values, const float* __restrict__ x, float* "
+                                 "__restrict__ y) {\n"
+                              << "  int r = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                              << "  if (r < rows) y[r] = 1.0f;\n}\n";
+  const run_result r = run("eval --device cpu --program " + path("k.cu"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("wrong result"));
+  EXPECT_THAT(r.out, HasSubstr("reward           0.0000"));
+}
+
+TEST_F(EvalCli, ProseIsNoProgram) {
+  std::ofstream(path("prose.txt")) << "I think ELL would be best here.\n";
+  const run_result r = run("eval --device cpu --json --program " + path("prose.txt"));
+  EXPECT_EQ(r.code, 1);
+  const nlohmann::json v = nlohmann::json::parse(r.out);
+  EXPECT_FALSE(v["extracted"].get<bool>());
+  EXPECT_DOUBLE_EQ(v["reward"].get<double>(), -1.0);
+}
+
+TEST_F(EvalCli, BadArgumentsAreOneLineErrors) {
+  expect_one_line_error("eval --device cpu --program " + path("missing.cu"), "missing.cu");
+  expect_one_line_error("eval --device cpu --op spmx", "--op spmx");
+  expect_one_line_error("eval --device tpu", "--device tpu");
+  expect_one_line_error("eval --device cpu --matrix " + path("none.mtx"), "none.mtx");
+}
+
+TEST_F(EvalCli, TuneSavesABestProgramThatEvaluatesCorrect) {
+  const run_result t = run("tune --device cpu --threads 2 --top 5 -o " + path("best.cu"));
+  ASSERT_EQ(t.code, 0) << t.out << t.err;
+  EXPECT_THAT(t.out, HasSubstr("candidates"));
+  EXPECT_THAT(t.out, HasSubstr("[heuristic]"));
+  const run_result e = run("eval --device cpu --program " + path("best.cu"));
+  EXPECT_EQ(e.code, 0) << e.out;
+}
+
+}  // namespace
+}  // namespace sparserl
