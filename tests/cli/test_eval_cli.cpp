@@ -68,5 +68,22 @@ TEST_F(EvalCli, TuneSavesABestProgramThatEvaluatesCorrect) {
   EXPECT_EQ(e.code, 0) << e.out;
 }
 
+TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
+  const run_result r = run("bench --suite tiny --only lp,small_rmat --device cpu -o " + path(""));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(testing::slurp(path("bench.json")));
+  ASSERT_EQ(doc["matrices"].size(), 2u);
+  EXPECT_EQ(doc["matrices"][0]["matrix"], "lp");
+  EXPECT_EQ(doc["executor"], "cpu");
+  for (const auto& m : doc["matrices"]) {
+    EXPECT_GT(m["nnz"].get<int64_t>(), 0);
+    EXPECT_EQ(m["correct"].get<int>(), m["candidates"].get<int>());  // every template is right
+    EXPECT_TRUE(m["cusparse_ms"].is_null());  // no GPU: nothing is timed, nothing invented
+  }
+  const std::string csv = testing::slurp(path("bench.csv"));
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);  // header + 2 rows
+  expect_one_line_error("bench --suite tiny --only nosuch --device cpu -o " + path(""), "nosuch");
+}
+
 }  // namespace
 }  // namespace sparserl
