@@ -18,6 +18,7 @@
 #include "eval/sandbox.h"
 #include "eval/wire.h"
 #include "sparse/error.h"
+#include "sparse/gzip_file.h"
 
 #ifndef SPARSERL_CPU_CHILD
 #define SPARSERL_CPU_CHILD ""
@@ -66,23 +67,6 @@ bool file_equals(const std::string& path, const std::string& content) {
   std::error_code ec;
   if (fs::file_size(path, ec) != content.size() || ec) return false;
   return read_file(path, static_cast<int64_t>(content.size())) == content;
-}
-
-// Writes beside `path` and renames over it, so readers never see a partial file.
-void write_file_atomically(const std::string& path, const char* data, size_t n, mode_t mode) {
-  std::random_device rd;
-  const std::string tmp = path + ".tmp-" + hex64((uint64_t{rd()} << 32) ^ rd());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(data, static_cast<std::streamsize>(n));
-    if (!out) throw error("cpu runner: cannot write " + tmp + ": " + std::strerror(errno));
-  }
-  if (::chmod(tmp.c_str(), mode) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    std::error_code ec;
-    fs::remove(tmp, ec);
-    throw error("cpu runner: cannot publish " + path + ": " + why);
-  }
 }
 
 std::string find_on_path(const std::vector<std::string>& names) {
@@ -285,7 +269,7 @@ cpu_runner::cpu_runner(cpu_runner_options options) : options_(std::move(options)
   const std::string child_hash = hex64(fnv1a(child_bytes));
   child_ = cache_dir_ + "/sparserl-cpu-child-" + child_hash;
   if (!file_equals(child_, child_bytes))
-    write_file_atomically(child_, child_bytes.data(), child_bytes.size(), 0755);
+    write_file_atomic(child_, {child_bytes}, 0755);
   build_identity_ = compiler_ + "\n" + child_hash;
   for (const std::string& f : options_.compile_flags) build_identity_ += "\n" + f;
 }
@@ -300,9 +284,9 @@ bool cpu_runner::cached_object(const std::string& source, const std::string& key
 std::string cpu_runner::publish(const std::string& key, const std::string& source,
                                 const std::vector<char>& object) const {
   // Source first: an object is only ever found next to the source it was built from.
-  write_file_atomically(cache_dir_ + "/" + key + ".cpp", source.data(), source.size(), 0644);
+  write_file_atomic(cache_dir_ + "/" + key + ".cpp", {source}, 0644);
   const std::string path = cache_dir_ + "/" + key + ".so";
-  write_file_atomically(path, object.data(), object.size(), 0644);
+  write_file_atomic(path, {std::string_view(object.data(), object.size())}, 0644);
   return path;
 }
 
@@ -314,7 +298,7 @@ cpu_build cpu_runner::build_source(const std::string& source) {
     return b;
   }
   const scratch_dir work(cache_dir_);
-  write_file_atomically(work.path() + "/program.cpp", source.data(), source.size(), 0644);
+  write_file_atomic(work.path() + "/program.cpp", {source}, 0644);
   std::vector<std::string> argv = {compiler_};
   argv.insert(argv.end(), options_.compile_flags.begin(), options_.compile_flags.end());
   for (const char* f :

@@ -2,7 +2,7 @@
 
 #include <fstream>
 
-#include "model/atomic_file.h"
+#include "sparse/gzip_file.h"
 #include "sparse/error.h"
 
 namespace sparserl {

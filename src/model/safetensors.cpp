@@ -13,7 +13,7 @@
 #include <set>
 #include <utility>
 
-#include "model/atomic_file.h"
+#include "sparse/gzip_file.h"
 #include "sparse/error.h"
 
 namespace sparserl {

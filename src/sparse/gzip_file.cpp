@@ -104,6 +104,17 @@ std::string read_gzip(const std::string& path, fd_guard& fd, size_t file_size, s
   return out;
 }
 
+// Best effort: a directory that cannot be opened or synced leaves the rename as durable as the
+// file system makes it anyway.
+void sync_parent_dir(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
 
 std::string read_file_decompressed(const std::string& path, size_t max_size) {
@@ -119,7 +130,8 @@ std::string read_file_decompressed(const std::string& path, size_t max_size) {
   return read_plain(path, fd.fd, file_size, max_size);
 }
 
-atomic_file_writer::atomic_file_writer(std::string path, bool gzip) : path_(std::move(path)) {
+atomic_file_writer::atomic_file_writer(std::string path, bool gzip, std::optional<mode_t> exact_mode)
+    : path_(std::move(path)), exact_mode_(exact_mode) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {
     temp_path_ = path_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
@@ -177,12 +189,21 @@ void atomic_file_writer::commit() {
     gz_ = nullptr;
     if (rc != Z_OK) fail("cannot write", rc == Z_ERRNO ? errno : EIO);
   }
+  if (exact_mode_ && ::fchmod(fd_, *exact_mode_) != 0) fail("cannot set its mode", errno);
   // fsync before rename: after a crash the name points at the old file or the whole new one.
   if (::fsync(fd_) != 0) fail("cannot sync", errno);
   const int fd = std::exchange(fd_, -1);
   if (::close(fd) != 0) fail("cannot close", errno);
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) fail("cannot rename into place", errno);
   committed_ = true;
+  sync_parent_dir(path_);
+}
+
+void write_file_atomic(const std::string& path, const std::vector<std::string_view>& chunks,
+                       std::optional<mode_t> exact_mode) {
+  atomic_file_writer out(path, false, exact_mode);
+  for (std::string_view chunk : chunks) out.write(chunk.data(), chunk.size());
+  out.commit();
 }
 
 void atomic_file_writer::fail(const std::string& what, int err) {
