@@ -60,7 +60,7 @@ TEST_F(EvalCli, BadArgumentsAreOneLineErrors) {
 }
 
 TEST_F(EvalCli, TuneSavesABestProgramThatEvaluatesCorrect) {
-  const run_result t = run("tune --device cpu --threads 2 --top 5 -o " + path("best.cu"));
+  const run_result t = run("tune --device cpu --threads 2 --top 100 -o " + path("best.cu"));
   ASSERT_EQ(t.code, 0) << t.out << t.err;
   EXPECT_THAT(t.out, HasSubstr("candidates"));
   EXPECT_THAT(t.out, HasSubstr("[heuristic]"));
