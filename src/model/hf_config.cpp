@@ -2,8 +2,8 @@
 
 #include <fstream>
 
-#include "sparse/gzip_file.h"
 #include "sparse/error.h"
+#include "sparse/gzip_file.h"
 
 namespace sparserl {
 

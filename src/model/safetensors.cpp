@@ -13,8 +13,8 @@
 #include <set>
 #include <utility>
 
-#include "sparse/gzip_file.h"
 #include "sparse/error.h"
+#include "sparse/gzip_file.h"
 
 namespace sparserl {
 

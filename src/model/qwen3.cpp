@@ -1,0 +1,300 @@
+#include "model/qwen3.h"
+
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "sparse/error.h"
+
+namespace sparserl {
+
+namespace {
+
+using tensor_member = torch::Tensor qwen3_layer_weights::*;
+
+struct layer_tensor {
+  const char* suffix;  // after "model.layers.N."
+  std::vector<int64_t> shape;
+  tensor_member member;
+};
+
+std::vector<layer_tensor> layer_tensors(const qwen3_config& c) {
+  const int64_t h = c.hidden_size, q = c.num_attention_heads * c.head_dim;
+  const int64_t kv = c.num_key_value_heads * c.head_dim, i = c.intermediate_size;
+  return {
+      {"input_layernorm.weight", {h}, &qwen3_layer_weights::input_layernorm},
+      {"self_attn.q_proj.weight", {q, h}, &qwen3_layer_weights::q_proj},
+      {"self_attn.k_proj.weight", {kv, h}, &qwen3_layer_weights::k_proj},
+      {"self_attn.v_proj.weight", {kv, h}, &qwen3_layer_weights::v_proj},
+      {"self_attn.o_proj.weight", {h, q}, &qwen3_layer_weights::o_proj},
+      {"self_attn.q_norm.weight", {c.head_dim}, &qwen3_layer_weights::q_norm},
+      {"self_attn.k_norm.weight", {c.head_dim}, &qwen3_layer_weights::k_norm},
+      {"post_attention_layernorm.weight", {h}, &qwen3_layer_weights::post_attention_layernorm},
+      {"mlp.gate_proj.weight", {i, h}, &qwen3_layer_weights::gate_proj},
+      {"mlp.up_proj.weight", {i, h}, &qwen3_layer_weights::up_proj},
+      {"mlp.down_proj.weight", {h, i}, &qwen3_layer_weights::down_proj},
+  };
+}
+
+std::string shape_text(c10::IntArrayRef shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string layer_name(size_t layer, const char* suffix) {
+  return "model.layers." + std::to_string(layer) + "." + suffix;
+}
+
+torch::Dtype torch_dtype_of(st_dtype dtype, const std::string& where) {
+  switch (dtype) {
+    case st_dtype::f32:
+      return torch::kFloat32;
+    case st_dtype::bf16:
+      return torch::kBFloat16;
+    case st_dtype::f16:
+      return torch::kFloat16;
+    default:
+      throw error(where + " has dtype " + dtype_name(dtype) +
+                  "; Qwen3 weights must be F32/BF16/F16");
+  }
+}
+
+torch::Tensor read_tensor(const sharded_checkpoint& ckpt, const std::string& name,
+                          const std::vector<int64_t>& shape, torch::Dtype dtype,
+                          torch::Device device) {
+  const std::string where = "checkpoint " + ckpt.dir() + ": tensor " + name;
+  if (!ckpt.contains(name)) throw error(where + " is missing");
+  const tensor_view& view = ckpt.get(name);
+  if (view.shape != shape)
+    throw error(where + " has shape " + shape_text(view.shape) + ", expected " + shape_text(shape));
+  const torch::Dtype file_dtype = torch_dtype_of(view.dtype, where);
+  // from_blob wants a mutable pointer; the mapping is only read, and clone() copies it out so the
+  // tensor outlives the checkpoint.
+  const torch::Tensor mapped = torch::from_blob(const_cast<void*>(view.data), view.shape,
+                                                torch::TensorOptions().dtype(file_dtype));
+  return mapped.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+}
+
+void check_shape(const torch::Tensor& t, const std::vector<int64_t>& shape,
+                 const std::string& name) {
+  if (!t.defined()) throw error("qwen3_model: weight " + name + " is not set");
+  if (t.sizes() != c10::IntArrayRef(shape))
+    throw error("qwen3_model: weight " + name + " has shape " + shape_text(t.sizes()) +
+                ", expected " + shape_text(shape));
+}
+
+// Half-split rotary (transformers' rotate_half): x * cos + cat(-x2, x1) * sin.
+torch::Tensor apply_rotary(const torch::Tensor& x, const torch::Tensor& cos,
+                           const torch::Tensor& sin) {
+  const int64_t half = x.size(-1) / 2;
+  const torch::Tensor x1 = x.narrow(-1, 0, half), x2 = x.narrow(-1, half, half);
+  return x * cos + torch::cat({-x2, x1}, -1) * sin;
+}
+
+// Softmax attention over `allowed` keys; q [b, h, t, d], k/v [b, h, s, d], allowed [b, 1, t, s].
+torch::Tensor softmax_attention(const torch::Tensor& q, const torch::Tensor& k,
+                                const torch::Tensor& v, const torch::Tensor& allowed) {
+#if TORCH_VERSION_MAJOR >= 2
+  // The default scale is 1/sqrt(head_dim), as Qwen3 uses.
+  return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false);
+#else
+  const double scale = 1.0 / std::sqrt(static_cast<double>(q.size(-1)));
+  torch::Tensor scores = torch::matmul(q, k.transpose(-2, -1)) * scale;
+  scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+  // Softmax in fp32 as transformers' eager attention does, then back to the value dtype.
+  const torch::Tensor probs = torch::softmax(scores, -1, torch::kFloat32).to(v.scalar_type());
+  return torch::matmul(probs, v);
+#endif
+}
+
+void check_ids(const torch::Tensor& ids, const qwen3_config& cfg) {
+  if (ids.dim() != 2)
+    throw error("qwen3_model::forward: input_ids must be [batch, seq], got " +
+                shape_text(ids.sizes()));
+  if (ids.scalar_type() != torch::kInt64 && ids.scalar_type() != torch::kInt32)
+    throw error("qwen3_model::forward: input_ids must be int64 or int32");
+  if (ids.numel() == 0) return;
+  const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
+  if (lo < 0 || hi >= cfg.vocab_size)
+    throw error("qwen3_model::forward: token id " + std::to_string(lo < 0 ? lo : hi) +
+                " is outside the vocabulary of " + std::to_string(cfg.vocab_size));
+}
+
+void check_dims(const torch::Tensor& t, std::vector<int64_t> shape, const char* what) {
+  if (t.sizes() != c10::IntArrayRef(shape))
+    throw error(std::string("qwen3_model::forward: ") + what + " has shape " +
+                shape_text(t.sizes()) + ", expected " + shape_text(shape));
+}
+
+// Positions of the new tokens when the caller gave none (see qwen3_forward_options).
+torch::Tensor default_positions(const torch::Tensor& mask, int64_t batch, int64_t past,
+                                int64_t fresh, torch::Device device) {
+  if (!mask.defined()) {
+    const auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device);
+    return torch::arange(past, past + fresh, opts).unsqueeze(0).expand({batch, fresh});
+  }
+  const torch::Tensor m = mask.to(torch::kInt64);
+  const torch::Tensor pos = (m.cumsum(-1) - 1).masked_fill(m == 0, 1);
+  return pos.narrow(1, past, fresh);
+}
+
+// allowed[b, 0, i, j]: new token i (absolute index past + i) may attend key j. Causal and not
+// padding; every token also sees itself, so a padding row never softmaxes over nothing (NaN).
+torch::Tensor attention_allowed(const torch::Tensor& mask, int64_t batch, int64_t past,
+                                int64_t fresh, torch::Device device) {
+  const auto opts = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  const torch::Tensor query = torch::arange(past, past + fresh, opts).unsqueeze(1);
+  const torch::Tensor key = torch::arange(0, past + fresh, opts).unsqueeze(0);
+  torch::Tensor allowed = (key <= query).view({1, 1, fresh, past + fresh});
+  if (mask.defined()) {
+    const torch::Tensor real = (mask != 0).view({batch, 1, 1, past + fresh});
+    allowed = torch::logical_or(torch::logical_and(allowed, real),
+                                (key == query).view({1, 1, fresh, past + fresh}));
+  }
+  return allowed.expand({batch, 1, fresh, past + fresh});
+}
+
+}  // namespace
+
+qwen3_weights load_qwen3_weights(const sharded_checkpoint& ckpt, const qwen3_config& cfg,
+                                 torch::Dtype dtype, torch::Device device) {
+  validate(cfg, "load_qwen3_weights");
+  if (cfg.attention_bias)
+    throw error("checkpoint " + ckpt.dir() + ": attention_bias is not supported by qwen3_model");
+  const int64_t v = cfg.vocab_size, h = cfg.hidden_size;
+  qwen3_weights w;
+  w.embed_tokens = read_tensor(ckpt, "model.embed_tokens.weight", {v, h}, dtype, device);
+  w.layers.resize(static_cast<size_t>(cfg.num_hidden_layers));
+  const std::vector<layer_tensor> table = layer_tensors(cfg);
+  for (size_t l = 0; l < w.layers.size(); ++l)
+    for (const layer_tensor& t : table)
+      w.layers[l].*t.member = read_tensor(ckpt, layer_name(l, t.suffix), t.shape, dtype, device);
+  w.norm = read_tensor(ckpt, "model.norm.weight", {h}, dtype, device);
+  w.lm_head = cfg.tie_word_embeddings ? w.embed_tokens
+                                      : read_tensor(ckpt, "lm_head.weight", {v, h}, dtype, device);
+  return w;
+}
+
+qwen3_model::qwen3_model(qwen3_config cfg, qwen3_weights weights)
+    : cfg_(std::move(cfg)), weights_(std::move(weights)) {
+  validate(cfg_, "qwen3_model");
+  const int64_t v = cfg_.vocab_size, h = cfg_.hidden_size;
+  check_shape(weights_.embed_tokens, {v, h}, "model.embed_tokens.weight");
+  if (weights_.layers.size() != static_cast<size_t>(cfg_.num_hidden_layers))
+    throw error("qwen3_model: " + std::to_string(weights_.layers.size()) +
+                " layers of weights for a config of " + std::to_string(cfg_.num_hidden_layers));
+  const std::vector<layer_tensor> table = layer_tensors(cfg_);
+  for (size_t l = 0; l < weights_.layers.size(); ++l)
+    for (const layer_tensor& t : table)
+      check_shape(weights_.layers[l].*t.member, t.shape, layer_name(l, t.suffix));
+  check_shape(weights_.norm, {h}, "model.norm.weight");
+  check_shape(weights_.lm_head, {v, h}, "lm_head.weight");
+}
+
+qwen3_model qwen3_model::load(const std::string& dir, torch::Dtype dtype, torch::Device device) {
+  qwen3_config cfg = load_qwen3_config(dir + "/config.json");
+  const sharded_checkpoint ckpt = load_sharded(dir);
+  qwen3_weights weights = load_qwen3_weights(ckpt, cfg, dtype, device);
+  return qwen3_model(std::move(cfg), std::move(weights));
+}
+
+torch::Tensor qwen3_model::embed(const torch::Tensor& input_ids) const {
+  check_ids(input_ids, cfg_);
+  return torch::embedding(weights_.embed_tokens,
+                          input_ids.to(weights_.embed_tokens.device(), torch::kInt64));
+}
+
+// transformers' Qwen3RMSNorm: normalise in fp32, cast back, then scale.
+torch::Tensor qwen3_model::rms_norm(const torch::Tensor& x, const torch::Tensor& weight) const {
+  const torch::Tensor xf = x.to(torch::kFloat32);
+  const torch::Tensor var = xf.pow(2).mean(-1, /*keepdim=*/true);
+  return weight * (xf * torch::rsqrt(var + cfg_.rms_norm_eps)).to(x.scalar_type());
+}
+
+torch::Tensor qwen3_model::mlp(const qwen3_layer_weights& w, const torch::Tensor& x) const {
+  const torch::Tensor gate = torch::silu(torch::linear(x, w.gate_proj));
+  return torch::linear(gate * torch::linear(x, w.up_proj), w.down_proj);
+}
+
+torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const torch::Tensor& x,
+                                     const torch::Tensor& cos, const torch::Tensor& sin,
+                                     const torch::Tensor& allowed, qwen3_kv_cache* cache,
+                                     size_t layer) const {
+  const int64_t b = x.size(0), t = x.size(1), d = cfg_.head_dim;
+  const int64_t heads = cfg_.num_attention_heads, kv_heads = cfg_.num_key_value_heads;
+  // q_norm / k_norm normalise each head's vector before rotary, as Qwen3 does.
+  torch::Tensor q = rms_norm(torch::linear(x, w.q_proj).view({b, t, heads, d}), w.q_norm);
+  torch::Tensor k = rms_norm(torch::linear(x, w.k_proj).view({b, t, kv_heads, d}), w.k_norm);
+  torch::Tensor v = torch::linear(x, w.v_proj).view({b, t, kv_heads, d}).transpose(1, 2);
+  q = apply_rotary(q.transpose(1, 2), cos, sin);
+  k = apply_rotary(k.transpose(1, 2), cos, sin);
+  if (cache != nullptr) {
+    if (cache->keys.size() <= layer) {
+      cache->keys.push_back(k);
+      cache->values.push_back(v);
+    } else {
+      cache->keys[layer] = k = torch::cat({cache->keys[layer], k}, 2);
+      cache->values[layer] = v = torch::cat({cache->values[layer], v}, 2);
+    }
+  }
+  // Grouped-query attention: query head i uses kv head i / (heads / kv_heads).
+  const int64_t groups = heads / kv_heads;
+  if (groups > 1) {
+    k = k.repeat_interleave(groups, 1);
+    v = v.repeat_interleave(groups, 1);
+  }
+  const torch::Tensor out = softmax_attention(q, k, v, allowed);
+  return torch::linear(out.transpose(1, 2).reshape({b, t, heads * d}), w.o_proj);
+}
+
+torch::Tensor qwen3_model::forward(const torch::Tensor& input_ids,
+                                   const qwen3_forward_options& options) const {
+  torch::NoGradGuard no_grad;
+  torch::Tensor x = embed(input_ids);
+  const int64_t batch = x.size(0), h = cfg_.hidden_size;
+  const torch::Device device = x.device();
+  if (options.prefix_embeds.defined()) {
+    const torch::Tensor& p = options.prefix_embeds;
+    check_dims(p, {batch, p.dim() == 3 ? p.size(1) : -1, h}, "prefix_embeds");
+    x = torch::cat({p.to(device, x.scalar_type()), x}, 1);
+  }
+  qwen3_kv_cache* cache = options.cache;
+  const int64_t past = cache != nullptr ? cache->length() : 0, fresh = x.size(1);
+  if (cache != nullptr && past > 0 && cache->keys[0].size(0) != batch)
+    throw error("qwen3_model::forward: the KV cache holds batch " +
+                std::to_string(cache->keys[0].size(0)) + ", the input has " +
+                std::to_string(batch));
+  torch::Tensor mask;
+  if (options.attention_mask.defined()) {
+    check_dims(options.attention_mask, {batch, past + fresh}, "attention_mask");
+    mask = options.attention_mask.to(device);
+  }
+  torch::Tensor positions = options.position_ids;
+  if (positions.defined())
+    check_dims(positions, {batch, fresh}, "position_ids");
+  else
+    positions = default_positions(mask, batch, past, fresh, device);
+
+  // Rotary tables as transformers builds them: inv_freq = 1 / theta^(2i / d), in fp32.
+  const auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  const torch::Tensor inv_freq =
+      1.0 / torch::pow(cfg_.rope_theta, torch::arange(0, cfg_.head_dim, 2, f32) / cfg_.head_dim);
+  const torch::Tensor freqs = positions.to(device, torch::kFloat32).unsqueeze(-1) * inv_freq;
+  const torch::Tensor angles = torch::cat({freqs, freqs}, -1).unsqueeze(1);  // [b, 1, t, d]
+  const torch::Tensor cos = angles.cos().to(x.scalar_type());
+  const torch::Tensor sin = angles.sin().to(x.scalar_type());
+  const torch::Tensor allowed = attention_allowed(mask, batch, past, fresh, device);
+
+  for (size_t l = 0; l < weights_.layers.size(); ++l) {
+    const qwen3_layer_weights& w = weights_.layers[l];
+    x = x + attention(w, rms_norm(x, w.input_layernorm), cos, sin, allowed, cache, l);
+    x = x + mlp(w, rms_norm(x, w.post_attention_layernorm));
+  }
+  return torch::linear(rms_norm(x, weights_.norm), weights_.lm_head).to(torch::kFloat32);
+}
+
+}  // namespace sparserl
