@@ -154,6 +154,21 @@ __device__ __forceinline__ int merge_search(long long diagonal, const int* __res
   }
   return lo;
 }
+
+// This block's cut of the global merge path (rows + nonzeros split evenly over the grid): it owns
+// the rows whose end lies inside, [bounds[0], bounds[1]). `bounds` is __shared__ int[2]; every
+// thread of the block calls this (it ends in a barrier).
+__device__ __forceinline__ void merge_block_rows(const int* __restrict__ row_ptr, int rows,
+                                                 int* bounds) {
+  const int total_nnz = row_ptr[rows];
+  const long long total = (long long)rows + total_nnz;
+  if (threadIdx.x < 2) {
+    const long long per_block = (total + gridDim.x - 1) / gridDim.x;
+    const long long diagonal = min(per_block * (blockIdx.x + threadIdx.x), total);
+    bounds[threadIdx.x] = merge_search(diagonal, row_ptr + 1, 0, rows, total_nnz);
+  }
+  __syncthreads();
+}
 )";
 
 // A warp takes 32 consecutive entries per step (coalesced), scans them segmented by row with

@@ -119,7 +119,7 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi);
 // SpMM spaces).
 bool sell_padding_bounded(const matrix_features& f, int64_t C, int64_t sigma);
 
-// The merge-path search shared by the merge templates (device source).
+// The merge-path search and block cut shared by the merge templates (device source).
 extern const char* const merge_search_source;
 // The warp-segmented COO accumulation shared by COO and HYB (device source, @-placeholders).
 extern const char* const coo_segment_source;

@@ -44,15 +44,7 @@ extern "C" __global__ void spmm_csr(@ARGS@) {
   __shared__ int bounds[2];
   __shared__ int carry_row[kWarps];
   __shared__ float carry_val[kWarps][kTile];
-  const int total_nnz = row_ptr[rows];
-  const long long total = (long long)rows + total_nnz;
-  if (threadIdx.x < 2) {
-    // This block's cut of the global merge path; it owns the rows whose end lies inside.
-    const long long per_block = (total + gridDim.x - 1) / gridDim.x;
-    const long long diagonal = min(per_block * (blockIdx.x + threadIdx.x), total);
-    bounds[threadIdx.x] = merge_search(diagonal, row_ptr + 1, 0, rows, total_nnz);
-  }
-  __syncthreads();
+  merge_block_rows(row_ptr, rows, bounds);
   const int row_begin = bounds[0], row_end = bounds[1];
   if (row_begin >= row_end) return;  // uniform: no row ends in this cut
 
