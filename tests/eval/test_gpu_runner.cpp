@@ -23,6 +23,7 @@
 #include "eval/gpu_runner.h"
 #include "eval/verify.h"
 #include "kernel/abi.h"
+#include "random_data.h"
 #include "sparse/error.h"
 
 namespace sparserl {
@@ -169,13 +170,7 @@ csr_matrix random_matrix(int32_t rows, int32_t cols, int per_row, uint64_t seed)
   return csr_from_triplets(rows, cols, std::move(t));
 }
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> val(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = val(rng);
-  return v;
-}
+using testing::random_vector;
 
 kernel_program csr_program(const std::string& source, int block = 128) {
   kernel_program p;

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "eval/verify.h"
+#include "random_data.h"
 
 namespace sparserl {
 namespace {
@@ -21,13 +22,7 @@ csr_matrix random_matrix(int32_t rows, int32_t cols, int per_row, uint64_t seed)
   return csr_from_triplets(rows, cols, std::move(t));
 }
 
-std::vector<float> random_vector(size_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<float> val(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& x : v) x = val(rng);
-  return v;
-}
+using testing::random_vector;
 
 // Float accumulation in row order, as a straightforward kernel would do it.
 std::vector<float> float_spmv(const csr_matrix& a, const std::vector<float>& x) {
