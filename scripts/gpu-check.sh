@@ -87,6 +87,9 @@ command -v ninja >/dev/null || { generator="Unix Makefiles"; say "ninja not foun
 extra=()
 [[ $(cmake --version | head -1 | grep -oE '[0-9]+' | head -1) -ge 4 ]] && extra+=(-DCMAKE_POLICY_VERSION_MINIMUM=3.5)
 [[ -d /usr/local/cuda ]] && extra+=(-DCUDAToolkit_ROOT=/usr/local/cuda)
+# CMAKE_EXTRA="-DCMAKE_CXX_FLAGS=-g ..." adds configure arguments (diagnostic builds).
+read -ra cmake_extra <<<"${CMAKE_EXTRA:-}"
+extra+=("${cmake_extra[@]}")
 start=$SECONDS
 if ! cmake -S . -B build-gpu -G "$generator" -DCMAKE_BUILD_TYPE=Release \
      -DCMAKE_PREFIX_PATH="$prefix_path" "${extra[@]}" >"$out/configure.log" 2>&1; then

@@ -15,6 +15,14 @@ int main(int argc, char** argv) {
   sparserl::cli::add_tune_command(app);
   sparserl::cli::add_bench_command(app);
   sparserl::cli::add_tokenizer_command(app);
+#ifdef SPARSERL_WITH_SERVE
+  sparserl::cli::add_serve_command(app);
+#endif
+  sparserl::cli::add_dataset_command(app);
+  sparserl::cli::add_plot_command(app);
+  sparserl::cli::add_train_commands(app);
+  sparserl::cli::add_generate_command(app);
+  sparserl::cli::add_quickstart_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Error& e) {

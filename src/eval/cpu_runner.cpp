@@ -268,8 +268,7 @@ cpu_runner::cpu_runner(cpu_runner_options options) : options_(std::move(options)
   const std::string child_bytes = read_file(child_source, int64_t{256} << 20);
   const std::string child_hash = hex64(fnv1a(child_bytes));
   child_ = cache_dir_ + "/sparserl-cpu-child-" + child_hash;
-  if (!file_equals(child_, child_bytes))
-    write_file_atomic(child_, {child_bytes}, 0755);
+  if (!file_equals(child_, child_bytes)) write_file_atomic(child_, {child_bytes}, 0755);
   build_identity_ = compiler_ + "\n" + child_hash;
   for (const std::string& f : options_.compile_flags) build_identity_ += "\n" + f;
 }
@@ -373,11 +372,8 @@ run_result cpu_runner::run(const run_request& request, const run_limits& limits)
   sandbox_options o;
   o.wall_timeout_s = options_.startup_allowance_s + limits.launch_timeout_s * trials +
                      static_cast<double>(input.size()) / 2e8;  // transfers at >= 200 MB/s
-#if defined(__SANITIZE_ADDRESS__)
-  o.address_space_bytes = 0;  // the sanitizer runtime reserves terabytes of shadow
-#else
+  // Also in sanitizer builds: the child is built without sanitizers (sparserl_sanitizer_exempt).
   o.address_space_bytes = limits.memory_bytes;
-#endif
   o.file_size_bytes = 0;
   o.open_files = 16;
   o.processes = 0;

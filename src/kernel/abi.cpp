@@ -368,8 +368,9 @@ std::string normalize_format_params(format_kind format, std::map<std::string, in
   std::map<std::string, int64_t> out;
   std::map<std::string, std::string> spelled;  // canonical key -> as written
   for (const auto& [key, value] : params) {
+    const std::string& written = key;  // clang 14 cannot capture a structured binding
     auto rule = std::find_if(rules.begin(), rules.end(),
-                             [&](const param_rule& p) { return iequal(key, p.key); });
+                             [&](const param_rule& p) { return iequal(written, p.key); });
     if (rule == rules.end())
       return "unknown parameter " + quote_text(key) + " for " + format_name(format) +
              (rules.empty() ? std::string(" (it takes no parameters)")

@@ -4,6 +4,7 @@
 
 #include "sparse/error.h"
 #include "sparse/gzip_file.h"
+#include "sparse/json_depth.h"
 
 namespace sparserl {
 
@@ -182,8 +183,10 @@ qwen3_config load_qwen3_config(const std::string& path, bool allow_other) {
   if (!in) throw error("cannot read config " + path);
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(in, json_depth_limit());
   } catch (const json::exception& e) {
+    throw error("invalid JSON in config " + path + ": " + e.what());
+  } catch (const error& e) {
     throw error("invalid JSON in config " + path + ": " + e.what());
   }
   return parse_qwen3_config(doc, path, allow_other);

@@ -1,66 +1,57 @@
 #include "model/qwen3.h"
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <utility>
 
+#include "model/torch_safetensors.h"
 #include "sparse/error.h"
 
 namespace sparserl {
 
-namespace {
-
-using tensor_member = torch::Tensor qwen3_layer_weights::*;
-
-struct layer_tensor {
-  const char* suffix;  // after "model.layers.N."
-  std::vector<int64_t> shape;
-  tensor_member member;
-};
-
-std::vector<layer_tensor> layer_tensors(const qwen3_config& c) {
+std::vector<qwen3_layer_tensor> qwen3_layer_tensors(const qwen3_config& c) {
   const int64_t h = c.hidden_size, q = c.num_attention_heads * c.head_dim;
   const int64_t kv = c.num_key_value_heads * c.head_dim, i = c.intermediate_size;
+  using w = qwen3_layer_weights;
   return {
-      {"input_layernorm.weight", {h}, &qwen3_layer_weights::input_layernorm},
-      {"self_attn.q_proj.weight", {q, h}, &qwen3_layer_weights::q_proj},
-      {"self_attn.k_proj.weight", {kv, h}, &qwen3_layer_weights::k_proj},
-      {"self_attn.v_proj.weight", {kv, h}, &qwen3_layer_weights::v_proj},
-      {"self_attn.o_proj.weight", {h, q}, &qwen3_layer_weights::o_proj},
-      {"self_attn.q_norm.weight", {c.head_dim}, &qwen3_layer_weights::q_norm},
-      {"self_attn.k_norm.weight", {c.head_dim}, &qwen3_layer_weights::k_norm},
-      {"post_attention_layernorm.weight", {h}, &qwen3_layer_weights::post_attention_layernorm},
-      {"mlp.gate_proj.weight", {i, h}, &qwen3_layer_weights::gate_proj},
-      {"mlp.up_proj.weight", {i, h}, &qwen3_layer_weights::up_proj},
-      {"mlp.down_proj.weight", {h, i}, &qwen3_layer_weights::down_proj},
+      {"input_layernorm.weight", {h}, &w::input_layernorm},
+      {"self_attn.q_proj.weight", {q, h}, &w::q_proj},
+      {"self_attn.k_proj.weight", {kv, h}, &w::k_proj},
+      {"self_attn.v_proj.weight", {kv, h}, &w::v_proj},
+      {"self_attn.o_proj.weight", {h, q}, &w::o_proj},
+      {"self_attn.q_norm.weight", {c.head_dim}, &w::q_norm},
+      {"self_attn.k_norm.weight", {c.head_dim}, &w::k_norm},
+      {"post_attention_layernorm.weight", {h}, &w::post_attention_layernorm},
+      {"mlp.gate_proj.weight", {i, h}, &w::gate_proj},
+      {"mlp.up_proj.weight", {i, h}, &w::up_proj},
+      {"mlp.down_proj.weight", {h, i}, &w::down_proj},
   };
 }
 
-std::string shape_text(c10::IntArrayRef shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
+const std::vector<qwen3_linear>& qwen3_linears() {
+  using w = qwen3_layer_weights;
+  using a = qwen3_layer_lora;
+  static const std::vector<qwen3_linear> table = {
+      {"q_proj", "self_attn", &w::q_proj, &a::q_proj},
+      {"k_proj", "self_attn", &w::k_proj, &a::k_proj},
+      {"v_proj", "self_attn", &w::v_proj, &a::v_proj},
+      {"o_proj", "self_attn", &w::o_proj, &a::o_proj},
+      {"gate_proj", "mlp", &w::gate_proj, &a::gate_proj},
+      {"up_proj", "mlp", &w::up_proj, &a::up_proj},
+      {"down_proj", "mlp", &w::down_proj, &a::down_proj},
+  };
+  return table;
 }
+
+namespace {
 
 std::string layer_name(size_t layer, const char* suffix) {
   return "model.layers." + std::to_string(layer) + "." + suffix;
-}
-
-torch::Dtype torch_dtype_of(st_dtype dtype, const std::string& where) {
-  switch (dtype) {
-    case st_dtype::f32:
-      return torch::kFloat32;
-    case st_dtype::bf16:
-      return torch::kBFloat16;
-    case st_dtype::f16:
-      return torch::kFloat16;
-    default:
-      throw error(where + " has dtype " + dtype_name(dtype) +
-                  "; Qwen3 weights must be F32/BF16/F16");
-  }
 }
 
 torch::Tensor read_tensor(const sharded_checkpoint& ckpt, const std::string& name,
@@ -71,12 +62,7 @@ torch::Tensor read_tensor(const sharded_checkpoint& ckpt, const std::string& nam
   const tensor_view& view = ckpt.get(name);
   if (view.shape != shape)
     throw error(where + " has shape " + shape_text(view.shape) + ", expected " + shape_text(shape));
-  const torch::Dtype file_dtype = torch_dtype_of(view.dtype, where);
-  // from_blob wants a mutable pointer; the mapping is only read, and clone() copies it out so the
-  // tensor outlives the checkpoint.
-  const torch::Tensor mapped = torch::from_blob(const_cast<void*>(view.data), view.shape,
-                                                torch::TensorOptions().dtype(file_dtype));
-  return mapped.to(device, dtype, /*non_blocking=*/false, /*copy=*/true);
+  return read_float_tensor(view, where, dtype, device);
 }
 
 void check_shape(const torch::Tensor& t, const std::vector<int64_t>& shape,
@@ -117,7 +103,8 @@ void check_ids(const torch::Tensor& ids, const qwen3_config& cfg) {
                 shape_text(ids.sizes()));
   if (ids.scalar_type() != torch::kInt64 && ids.scalar_type() != torch::kInt32)
     throw error("qwen3_model::forward: input_ids must be int64 or int32");
-  if (ids.numel() == 0) return;
+  // min/max of device ids would be a host sync per call; only host ids are checked.
+  if (ids.numel() == 0 || !ids.device().is_cpu()) return;
   const int64_t lo = ids.min().item<int64_t>(), hi = ids.max().item<int64_t>();
   if (lo < 0 || hi >= cfg.vocab_size)
     throw error("qwen3_model::forward: token id " + std::to_string(lo < 0 ? lo : hi) +
@@ -169,9 +156,9 @@ qwen3_weights load_qwen3_weights(const sharded_checkpoint& ckpt, const qwen3_con
   qwen3_weights w;
   w.embed_tokens = read_tensor(ckpt, "model.embed_tokens.weight", {v, h}, dtype, device);
   w.layers.resize(static_cast<size_t>(cfg.num_hidden_layers));
-  const std::vector<layer_tensor> table = layer_tensors(cfg);
+  const std::vector<qwen3_layer_tensor> table = qwen3_layer_tensors(cfg);
   for (size_t l = 0; l < w.layers.size(); ++l)
-    for (const layer_tensor& t : table)
+    for (const qwen3_layer_tensor& t : table)
       w.layers[l].*t.member = read_tensor(ckpt, layer_name(l, t.suffix), t.shape, dtype, device);
   w.norm = read_tensor(ckpt, "model.norm.weight", {h}, dtype, device);
   w.lm_head = cfg.tie_word_embeddings ? w.embed_tokens
@@ -187,19 +174,79 @@ qwen3_model::qwen3_model(qwen3_config cfg, qwen3_weights weights)
   if (weights_.layers.size() != static_cast<size_t>(cfg_.num_hidden_layers))
     throw error("qwen3_model: " + std::to_string(weights_.layers.size()) +
                 " layers of weights for a config of " + std::to_string(cfg_.num_hidden_layers));
-  const std::vector<layer_tensor> table = layer_tensors(cfg_);
+  const std::vector<qwen3_layer_tensor> table = qwen3_layer_tensors(cfg_);
   for (size_t l = 0; l < weights_.layers.size(); ++l)
-    for (const layer_tensor& t : table)
+    for (const qwen3_layer_tensor& t : table)
       check_shape(weights_.layers[l].*t.member, t.shape, layer_name(l, t.suffix));
   check_shape(weights_.norm, {h}, "model.norm.weight");
   check_shape(weights_.lm_head, {v, h}, "lm_head.weight");
+  // Saving writes one tensor for a tied pair, so the pair must really be one tensor.
+  if (cfg_.tie_word_embeddings && !weights_.lm_head.is_same(weights_.embed_tokens))
+    throw error("qwen3_model: tie_word_embeddings is set but lm_head is not embed_tokens");
 }
 
 qwen3_model qwen3_model::load(const std::string& dir, torch::Dtype dtype, torch::Device device) {
   qwen3_config cfg = load_qwen3_config(dir + "/config.json");
   const sharded_checkpoint ckpt = load_sharded(dir);
   qwen3_weights weights = load_qwen3_weights(ckpt, cfg, dtype, device);
-  return qwen3_model(std::move(cfg), std::move(weights));
+  qwen3_model model(std::move(cfg), std::move(weights));
+  model.set_name_or_path(dir);
+  return model;
+}
+
+std::vector<torch::Tensor> qwen3_model::parameters() const {
+  std::vector<torch::Tensor> out{weights_.embed_tokens};
+  const std::vector<qwen3_layer_tensor> table = qwen3_layer_tensors(cfg_);
+  for (const qwen3_layer_weights& layer : weights_.layers)
+    for (const qwen3_layer_tensor& t : table) out.push_back(layer.*t.member);
+  out.push_back(weights_.norm);
+  if (!weights_.lm_head.is_same(weights_.embed_tokens)) out.push_back(weights_.lm_head);
+  return out;
+}
+
+void qwen3_model::set_base_trainable(bool trainable) {
+  for (torch::Tensor& t : parameters()) t.requires_grad_(trainable);
+}
+
+void qwen3_model::attach_lora(const lora_config& config, uint64_t seed) {
+  validate(config, "qwen3_model::attach_lora");
+  if (lora_) throw error("qwen3_model::attach_lora: LoRA adapters are already attached");
+  std::vector<const qwen3_linear*> targets;
+  for (const std::string& name : config.target_modules) {
+    const auto& all = qwen3_linears();
+    const auto it =
+        std::find_if(all.begin(), all.end(), [&](const qwen3_linear& m) { return name == m.name; });
+    if (it == all.end())
+      throw error("qwen3_model::attach_lora: unknown target module \"" + name +
+                  "\"; Qwen3 has q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
+    targets.push_back(&*it);
+  }
+  // Drawn in table order (the pointers point into qwen3_linears()), whatever order the config
+  // lists the modules in.
+  std::sort(targets.begin(), targets.end());
+  at::Generator generator = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<qwen3_layer_lora> layers(weights_.layers.size());
+  for (size_t l = 0; l < layers.size(); ++l)
+    for (const qwen3_linear* m : targets) {
+      const torch::Tensor& w = weights_.layers[l].*m->weight;
+      layers[l].*m->adapter =
+          make_lora_linear(w.size(0), w.size(1), config.rank, generator, w.device());
+    }
+  lora_layers_ = std::move(layers);
+  lora_ = config;
+  set_base_trainable(false);
+}
+
+std::vector<torch::Tensor> qwen3_model::lora_parameters() const {
+  std::vector<torch::Tensor> out;
+  for (const qwen3_layer_lora& layer : lora_layers_)
+    for (const qwen3_linear& m : qwen3_linears()) {
+      const lora_linear& a = layer.*m.adapter;
+      if (!a.defined()) continue;
+      out.push_back(a.a);
+      out.push_back(a.b);
+    }
+  return out;
 }
 
 torch::Tensor qwen3_model::embed(const torch::Tensor& input_ids) const {
@@ -215,21 +262,29 @@ torch::Tensor qwen3_model::rms_norm(const torch::Tensor& x, const torch::Tensor&
   return weight * (xf * torch::rsqrt(var + cfg_.rms_norm_eps)).to(x.scalar_type());
 }
 
-torch::Tensor qwen3_model::mlp(const qwen3_layer_weights& w, const torch::Tensor& x) const {
-  const torch::Tensor gate = torch::silu(torch::linear(x, w.gate_proj));
-  return torch::linear(gate * torch::linear(x, w.up_proj), w.down_proj);
+torch::Tensor qwen3_model::linear(const torch::Tensor& x, const torch::Tensor& weight,
+                                  const lora_linear& adapter) const {
+  if (!adapter.defined()) return torch::linear(x, weight);
+  const bool dropout = training_ && torch::GradMode::is_enabled();
+  return lora_linear_forward(x, weight, adapter, lora_->scale(), lora_->dropout, dropout);
 }
 
-torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const torch::Tensor& x,
-                                     const torch::Tensor& cos, const torch::Tensor& sin,
-                                     const torch::Tensor& allowed, qwen3_kv_cache* cache,
-                                     size_t layer) const {
+torch::Tensor qwen3_model::mlp(const qwen3_layer_weights& w, const qwen3_layer_lora& a,
+                               const torch::Tensor& x) const {
+  const torch::Tensor gate = torch::silu(linear(x, w.gate_proj, a.gate_proj));
+  return linear(gate * linear(x, w.up_proj, a.up_proj), w.down_proj, a.down_proj);
+}
+
+torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_layer_lora& a,
+                                     const torch::Tensor& x, const torch::Tensor& cos,
+                                     const torch::Tensor& sin, const torch::Tensor& allowed,
+                                     qwen3_kv_cache* cache, size_t layer) const {
   const int64_t b = x.size(0), t = x.size(1), d = cfg_.head_dim;
   const int64_t heads = cfg_.num_attention_heads, kv_heads = cfg_.num_key_value_heads;
   // q_norm / k_norm normalise each head's vector before rotary, as Qwen3 does.
-  torch::Tensor q = rms_norm(torch::linear(x, w.q_proj).view({b, t, heads, d}), w.q_norm);
-  torch::Tensor k = rms_norm(torch::linear(x, w.k_proj).view({b, t, kv_heads, d}), w.k_norm);
-  torch::Tensor v = torch::linear(x, w.v_proj).view({b, t, kv_heads, d}).transpose(1, 2);
+  torch::Tensor q = rms_norm(linear(x, w.q_proj, a.q_proj).view({b, t, heads, d}), w.q_norm);
+  torch::Tensor k = rms_norm(linear(x, w.k_proj, a.k_proj).view({b, t, kv_heads, d}), w.k_norm);
+  torch::Tensor v = linear(x, w.v_proj, a.v_proj).view({b, t, kv_heads, d}).transpose(1, 2);
   q = apply_rotary(q.transpose(1, 2), cos, sin);
   k = apply_rotary(k.transpose(1, 2), cos, sin);
   if (cache != nullptr) {
@@ -248,12 +303,21 @@ torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const torch::
     v = v.repeat_interleave(groups, 1);
   }
   const torch::Tensor out = softmax_attention(q, k, v, allowed);
-  return torch::linear(out.transpose(1, 2).reshape({b, t, heads * d}), w.o_proj);
+  return linear(out.transpose(1, 2).reshape({b, t, heads * d}), w.o_proj, a.o_proj);
 }
 
 torch::Tensor qwen3_model::forward(const torch::Tensor& input_ids,
                                    const qwen3_forward_options& options) const {
-  torch::NoGradGuard no_grad;
+  return lm_logits(forward_hidden(input_ids, options));
+}
+
+torch::Tensor qwen3_model::lm_logits(const torch::Tensor& hidden) const {
+  return torch::linear(hidden.to(weights_.lm_head.scalar_type()), weights_.lm_head)
+      .to(torch::kFloat32);
+}
+
+torch::Tensor qwen3_model::forward_hidden(const torch::Tensor& input_ids,
+                                          const qwen3_forward_options& options) const {
   torch::Tensor x = embed(input_ids);
   const int64_t batch = x.size(0), h = cfg_.hidden_size;
   const torch::Device device = x.device();
@@ -289,12 +353,15 @@ torch::Tensor qwen3_model::forward(const torch::Tensor& input_ids,
   const torch::Tensor sin = angles.sin().to(x.scalar_type());
   const torch::Tensor allowed = attention_allowed(mask, batch, past, fresh, device);
 
+  const bool adapters = options.adapters_enabled && !lora_layers_.empty();
+  const qwen3_layer_lora none;
   for (size_t l = 0; l < weights_.layers.size(); ++l) {
     const qwen3_layer_weights& w = weights_.layers[l];
-    x = x + attention(w, rms_norm(x, w.input_layernorm), cos, sin, allowed, cache, l);
-    x = x + mlp(w, rms_norm(x, w.post_attention_layernorm));
+    const qwen3_layer_lora& a = adapters ? lora_layers_[l] : none;
+    x = x + attention(w, a, rms_norm(x, w.input_layernorm), cos, sin, allowed, cache, l);
+    x = x + mlp(w, a, rms_norm(x, w.post_attention_layernorm));
   }
-  return torch::linear(rms_norm(x, weights_.norm), weights_.lm_head).to(torch::kFloat32);
+  return rms_norm(x, weights_.norm);
 }
 
 }  // namespace sparserl

@@ -15,6 +15,7 @@
 
 #include "sparse/error.h"
 #include "sparse/gzip_file.h"
+#include "sparse/json_depth.h"
 
 namespace sparserl {
 
@@ -74,6 +75,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
 json parse_header_json(const char* text, size_t bytes, std::string& duplicate) {
   std::set<std::string> seen;
   json::parser_callback_t note_keys = [&](int depth, json::parse_event_t event, json& parsed) {
+    within_json_depth(depth);
     if (event == json::parse_event_t::key && depth == 1 && parsed.is_string()) {
       const std::string& key = parsed.get_ref<const std::string&>();
       if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
@@ -365,8 +367,10 @@ json read_index(const std::string& path) {
   if (!in) throw error("cannot read " + path);
   json doc;
   try {
-    doc = json::parse(in);
+    doc = json::parse(in, json_depth_limit());
   } catch (const json::exception& e) {
+    throw error("invalid JSON in " + path + ": " + e.what());
+  } catch (const error& e) {
     throw error("invalid JSON in " + path + ": " + e.what());
   }
   if (!doc.is_object() || !doc.contains("weight_map") || !doc["weight_map"].is_object())

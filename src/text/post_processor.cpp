@@ -77,6 +77,12 @@ void post_processor::parse_into(const nlohmann::json& j) {
   }
 }
 
+std::vector<int32_t> post_processor::added_ids() const {
+  std::vector<int32_t> ids = prefix_;
+  ids.insert(ids.end(), suffix_.begin(), suffix_.end());
+  return ids;
+}
+
 void post_processor::apply(std::vector<int32_t>& ids) const {
   if (!adds_tokens()) return;
   ids.insert(ids.begin(), prefix_.begin(), prefix_.end());

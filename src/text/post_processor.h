@@ -16,6 +16,7 @@ class post_processor {
 
   void apply(std::vector<int32_t>& ids) const;
   bool adds_tokens() const { return !prefix_.empty() || !suffix_.empty(); }
+  std::vector<int32_t> added_ids() const;  // every id apply() may add
 
  private:
   void parse_into(const nlohmann::json& j);

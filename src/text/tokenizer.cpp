@@ -5,6 +5,7 @@
 
 #include "sparse/error.h"
 #include "sparse/gzip_file.h"
+#include "sparse/json_depth.h"
 #include "text/bpe_model.h"
 #include "text/decoder.h"
 #include "text/normalizer.h"
@@ -88,7 +89,7 @@ bpe_tokenizer::~bpe_tokenizer() = default;
 
 bpe_tokenizer bpe_tokenizer::from_json_text(std::string_view json, const std::string& origin) {
   try {
-    const nlohmann::json doc = nlohmann::json::parse(json.begin(), json.end());
+    const nlohmann::json doc = nlohmann::json::parse(json.begin(), json.end(), json_depth_limit());
     if (!doc.is_object()) throw error("the top level is not a JSON object");
     if (!doc.contains("model")) throw error("no \"model\" section");
     bpe_model model = bpe_model::from_json(doc["model"]);
@@ -99,6 +100,11 @@ bpe_tokenizer bpe_tokenizer::from_json_text(std::string_view json, const std::st
         std::move(added), post_processor::from_json(field(doc, "post_processor")),
         decoder::from_json(field(doc, "decoder"))});
     bpe_tokenizer tok(std::move(p));
+    // The post-processor's ids are written in the file, not looked up: each must be a token, or
+    // encode would hand the model ids beyond its vocabulary.
+    for (int32_t id : tok.parts_->post.added_ids())
+      if (!tok.id_to_token(id))
+        throw error("post_processor: token id " + std::to_string(id) + " is not in the vocabulary");
     tok.default_special_ids();
     return tok;
   } catch (const nlohmann::json::exception& e) {
@@ -132,7 +138,7 @@ void bpe_tokenizer::read_config(const std::filesystem::path& config_path) {
   const std::string where = config_path.string();
   try {
     const nlohmann::json config =
-        nlohmann::json::parse(read_file_decompressed(where, max_json_bytes));
+        nlohmann::json::parse(read_file_decompressed(where, max_json_bytes), json_depth_limit());
     if (!config.is_object()) throw error("the top level is not a JSON object");
     auto resolve = [&](const char* key, std::optional<int32_t>& slot) {
       const auto name = config_token(config, key);

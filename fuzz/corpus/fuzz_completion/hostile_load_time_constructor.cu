@@ -1,0 +1,18 @@
+// what: a static constructor, to run code when the program is loaded (before any sandboxing of
+// device code)
+// expect: rejected '__attribute__'
+// sandbox-cpu: rejected runs code at load time
+// sandbox-gpu: compile
+FORMAT: CSR
+LAUNCH: block=128 rows_per_block=128
+#include <cstdlib>
+__attribute__((constructor)) static void at_load() { system("touch /tmp/sparserl-hostile-pwned"); }
+extern "C" __global__ void spmv_csr(int rows, int cols, int nnz, const int* __restrict__ row_ptr,
+                                    const int* __restrict__ col_idx, const float* __restrict__ values,
+                                    const float* __restrict__ x, float* __restrict__ y) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int i = row_ptr[row]; i < row_ptr[row + 1]; ++i) sum += values[i] * x[col_idx[i]];
+  y[row] = sum;
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole test suite under AddressSanitizer + UndefinedBehaviorSanitizer: configures build-asan
+# with -DSPARSERL_SANITIZE=ON (-fsanitize=address,undefined -fno-sanitize-recover=undefined),
+# builds everything CTest runs (not the benchmarks, which it does not run) and runs CTest there.
+# Any report fails the test that triggered it. The CPU emulator child is built without sanitizers
+# so that its sandbox (seccomp strict mode, fibers, the memory limit) is the real one;
+# docs/security.md says why. Extra arguments go to cmake's configure step.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build_dir=${ASAN_BUILD_DIR:-build-asan}
+
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUDAToolkit_ROOT=/usr/local/cuda \
+  -DSPARSERL_SANITIZE=ON -DSPARSERL_BUILD_BENCH=OFF "$@"
+cmake --build "$build_dir" -j "$(nproc)"
+
+# detect_leaks: LeakSanitizer at every test's exit. protect_shadow_gap=0: the CUDA driver maps
+# memory where ASan would otherwise protect (GPU workers on a GPU machine). halt_on_error /
+# print_stacktrace: one report ends the test, with the stack.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0:check_initialization_order=1:strict_init_order=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

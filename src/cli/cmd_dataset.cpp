@@ -1,0 +1,164 @@
+// `sparserl dataset build | corpus`: the SFT data set (matrices labelled with expert programs) and
+// the CUDA pre-training corpus (train/dataset_build.h, train/cuda_corpus.h).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/runner_choice.h"
+#include "sparse/error.h"
+#include "train/cuda_corpus.h"
+#include "train/dataset_build.h"
+
+namespace sparserl::cli {
+
+namespace {
+
+struct build_args {
+  std::string matrices, output, device = "auto", op = "spmv", label = "auto";
+  int64_t generate = -1;
+  uint64_t seed = 1;
+  int32_t max_rows = 256;
+  int threads = 0, workers = 1;
+  bool no_verify = false, no_progress = false;
+  train::dataset_build_options build;
+};
+
+train::labeller parse_labeller(const std::string& text) {
+  if (text == "auto") return train::labeller::automatic;
+  if (text == "tune") return train::labeller::autotune;
+  if (text == "heuristic") return train::labeller::heuristic;
+  throw error("--label " + text + ": expected auto, tune or heuristic");
+}
+
+int count_splits(const std::vector<train::sft_sample>& samples, const std::string& split) {
+  int n = 0;
+  for (const train::sft_sample& s : samples) n += s.split == split;
+  return n;
+}
+
+void run_build(build_args& a) {
+  if (a.matrices.empty() == (a.generate < 0))
+    throw error("dataset build: give --matrices DIR or --generate N (one of them)");
+  const std::optional<sparse_op> op = parse_op(a.op);
+  if (!op) throw error("--op " + a.op + ": expected spmv or spmm");
+  train::dataset_build_options& o = a.build;
+  o.op = *op;
+  o.label = parse_labeller(a.label);
+  o.verify = !a.no_verify;
+  o.progress = !a.no_progress;
+  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const std::vector<train::matrix_item> items =
+      a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows)
+                         : train::matrix_files(a.matrices);
+  // Unverified heuristic labels need no executor at all.
+  std::unique_ptr<program_runner> runner;
+  if (o.label != train::labeller::heuristic || o.verify) runner = make_runner(a.device, a.workers);
+  eval_options eval;
+  if (runner) eval.compile.arch = device_arch(*runner);
+  const train::dataset_build_result r = train::build_sft_dataset(items, runner.get(), eval, o);
+  for (const std::string& w : r.warnings)
+    std::fprintf(stderr, "sparserl: warning: %s\n", w.c_str());
+  if (r.samples.empty()) throw error("dataset build: no matrix could be labelled");
+  train::write_sft_jsonl(a.output, r.samples);
+  std::printf("wrote %s: %zu samples (%d train, %d val), labels: %s", a.output.c_str(),
+              r.samples.size(), count_splits(r.samples, "train"), count_splits(r.samples, "val"),
+              r.method.c_str());
+  if (r.duplicates + r.too_large + r.unlabelled > 0)
+    std::printf("; left out: %lld duplicate, %lld too large, %lld unlabelled",
+                static_cast<long long>(r.duplicates), static_cast<long long>(r.too_large),
+                static_cast<long long>(r.unlabelled));
+  std::printf("\n");
+}
+
+struct corpus_args {
+  std::string output;
+  bool no_experts = false, no_toolkit = false;
+  train::corpus_options corpus;
+};
+
+void run_corpus(const corpus_args& a) {
+  train::corpus_options o = a.corpus;
+  o.expert_programs = !a.no_experts;
+  o.toolkit = !a.no_toolkit;
+  train::corpus_stats s;
+  const std::vector<train::corpus_document> docs = train::build_cuda_corpus(o, &s);
+  if (docs.empty()) throw error("dataset corpus: no document fits (see --max-bytes)");
+  train::write_corpus_jsonl(a.output, docs);
+  size_t val = 0;
+  for (const train::corpus_document& d : docs) val += d.split == "val";
+  std::printf(
+      "wrote %s: %zu documents (%zu train, %zu val), %.2f MiB: %lld expert programs, "
+      "%lld toolkit files",
+      a.output.c_str(), docs.size(), docs.size() - val, val,
+      static_cast<double>(s.bytes) / (1 << 20), static_cast<long long>(s.expert_documents),
+      static_cast<long long>(s.toolkit_documents));
+  if (s.skipped_over_cap + s.skipped_large + s.skipped_binary > 0)
+    std::printf("; left out: %lld over --max-bytes, %lld over %lld bytes each, %lld binary",
+                static_cast<long long>(s.skipped_over_cap), static_cast<long long>(s.skipped_large),
+                static_cast<long long>(o.max_document_bytes),
+                static_cast<long long>(s.skipped_binary));
+  std::printf("\n");
+}
+
+void add_build(CLI::App& dataset) {
+  auto a = std::make_shared<build_args>();
+  CLI::App* cmd = dataset.add_subcommand(
+      "build",
+      "SFT data (JSONL): each matrix labelled with the autotuner's best expert program "
+      "(GPU) or the feature heuristic's pick (CPU), split train/val by matrix");
+  // One of the two, checked in run_build (a one-line error, as for every bad argument).
+  cmd->add_option("--matrices", a->matrices, "Directory of .mtx / .mtx.gz files (recursive)");
+  cmd->add_option("--generate", a->generate,
+                  "Generate N matrices across every generator family instead");
+  cmd->add_option("--seed", a->seed, "--generate: the seed")->capture_default_str();
+  cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from 16..R")
+      ->capture_default_str();
+  cmd->add_option("-o,--output", a->output, "The SFT JSONL (.gz compresses)")->required();
+  cmd->add_option("--device", a->device, "gpu, cpu or auto")->capture_default_str();
+  cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
+  cmd->add_option("--op", a->op, "spmv or spmm")->capture_default_str();
+  cmd->add_option("--k", a->build.k, "SpMM: columns of B")->capture_default_str();
+  cmd->add_option("--val-fraction", a->build.val_fraction, "Share of matrices in the val split")
+      ->capture_default_str();
+  cmd->add_option("--label", a->label,
+                  "auto (tune on a GPU, heuristic on the CPU), tune or heuristic")
+      ->capture_default_str();
+  cmd->add_flag("--no-verify", a->no_verify, "Heuristic labels: skip checking them on the device");
+  cmd->add_option("--max-nnz", a->build.max_nnz, "Leave out larger matrices")
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Matrices labelled at once (0: one per core)")
+      ->capture_default_str();
+  cmd->add_flag("--no-progress", a->no_progress, "No progress bar on stderr");
+  cmd->callback([a] { run_build(*a); });
+}
+
+void add_corpus(CLI::App& dataset) {
+  auto a = std::make_shared<corpus_args>();
+  CLI::App* cmd = dataset.add_subcommand(
+      "corpus",
+      "Pre-training corpus (JSONL): the CUDA toolkit's device headers (CUB, Thrust, "
+      "libcu++, cuda_fp16, ...) and the expert library's programs");
+  cmd->add_option("-o,--output", a->output, "The corpus JSONL (.gz compresses)")->required();
+  cmd->add_option("--cuda-root", a->corpus.cuda_root, "The CUDA toolkit")->capture_default_str();
+  cmd->add_option("--max-bytes", a->corpus.max_bytes, "Cap on the total text")
+      ->capture_default_str();
+  cmd->add_option("--val-fraction", a->corpus.val_fraction, "Share of documents in the val split")
+      ->capture_default_str();
+  cmd->add_flag("--no-experts", a->no_experts, "Leave the expert programs out");
+  cmd->add_flag("--no-toolkit", a->no_toolkit, "Leave the toolkit's headers out");
+  cmd->callback([a] { run_corpus(*a); });
+}
+
+}  // namespace
+
+void add_dataset_command(CLI::App& app) {
+  CLI::App& dataset =
+      *app.add_subcommand("dataset", "Build the SFT data set and the pre-training corpus");
+  dataset.require_subcommand(1);
+  add_build(dataset);
+  add_corpus(dataset);
+}
+
+}  // namespace sparserl::cli

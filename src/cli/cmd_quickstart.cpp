@@ -1,0 +1,181 @@
+// sparserl quickstart: the whole SparseRL pipeline on an embedded default, small enough for a CPU
+// machine in minutes: generated matrices -> SFT set labelled with the expert heuristic -> CUDA
+// corpus -> tokenizer -> a small Qwen3 pre-trained from scratch -> SFT -> a few PPO steps on the
+// harness's reward -> a kernel sampled for a held-out matrix and its verdict.
+#include <chrono>
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/runner_choice.h"
+#include "cli/train_setup.h"
+#include "eval/evaluator.h"
+#include "sparse/error.h"
+#include "sparse/gzip_file.h"
+#include "train/cuda_corpus.h"
+#include "train/lm_examples.h"
+#include "train/program_sampler.h"
+#include "train/trainer_ppo.h"
+
+namespace sparserl::cli {
+namespace {
+
+struct quickstart_args {
+  std::string output = "runs/quickstart", device = "auto";
+  int64_t matrices = 16, pretrain_steps = 20, sft_steps = 60, ppo_steps = 2;
+  int64_t corpus_bytes = 256 << 10;
+  uint64_t seed = 0;
+};
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void stage(int n, const char* what) { std::printf("[%d/7] %s\n", n, what), std::fflush(stdout); }
+
+train::run_options run_in(const quickstart_args& a, const std::string& name, int64_t steps) {
+  train::run_options r;
+  r.run_dir = a.output + "/" + name;
+  r.steps = steps;
+  r.seed = a.seed;
+  return r;
+}
+
+std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runner& runner) {
+  stage(1, "SFT set: generated matrices labelled with the expert heuristic, verified");
+  train::dataset_build_options o;
+  o.label = train::labeller::heuristic;
+  o.val_fraction = 0.2;
+  eval_options eval;
+  eval.compile.arch = device_arch(runner);
+  train::dataset_build_result r = train::build_sft_dataset(
+      train::generated_matrices(a.matrices, a.seed + 1, 96), &runner, eval, o);
+  if (r.samples.empty()) throw error("quickstart: no matrix could be labelled");
+  train::write_sft_jsonl(a.output + "/sft.jsonl", r.samples);
+  std::printf("      %zu samples -> %s/sft.jsonl\n", r.samples.size(), a.output.c_str());
+  return r.samples;
+}
+
+void run_quickstart(const quickstart_args& a) {
+  const auto t0 = std::chrono::steady_clock::now();
+  prepare_run_dir(a.output);
+  std::unique_ptr<program_runner> runner = make_runner(a.device);
+  const std::vector<train::sft_sample> samples = build_sft(a, *runner);
+
+  stage(2, "pre-training corpus: CUDA toolkit headers + expert programs");
+  train::corpus_options co;
+  co.max_bytes = a.corpus_bytes;
+  const std::vector<train::corpus_document> docs = train::build_cuda_corpus(co);
+  train::write_corpus_jsonl(a.output + "/corpus.jsonl", docs);
+  std::vector<std::string> corpus_text;
+  for (const auto& d : docs) corpus_text.push_back(d.text);
+
+  stage(3, "tokenizer and a small Qwen3 from scratch");
+  model_args m;
+  m.device = a.device;
+  m.seed = a.seed;
+  m.max_nnz = 32;
+  m.embed_dim = 16;
+  m.tokenizer_vocab = 1024;
+  m.init_hidden = 64;  // ~0.3M parameters: minutes on two CPU cores
+  m.init_layers = 2;
+  m.init_intermediate = 192;
+  std::vector<std::string> texts = tokenizer_texts(samples);
+  texts.insert(texts.end(), corpus_text.begin(), corpus_text.end());
+  train::policy p = make_policy(m, texts, a.output, true);
+
+  stage(4, "pre-training on the corpus");
+  train::lm_dataset pre;
+  pre.train = train::make_pretrain_blocks(p, corpus_text, 256);
+  train::lm_train_options po;
+  po.run = run_in(a, "pretrain", a.pretrain_steps);
+  po.kind = "pretrain";
+  po.optim.lr = 2e-3;
+  po.optim.warmup_steps = 5;
+  po.batch_size = 4;
+  po.max_len = 256;
+  const train::lm_train_result pr = train::train_lm(p, pre, po);
+  std::printf("      loss %.3f -> %.3f\n", pr.first_train_loss, pr.last_train_loss);
+
+  stage(5, "SFT: matrix embedding -> expert program");
+  const train::lm_dataset sft = sft_lm_dataset(p, samples);
+  train::lm_train_options so;
+  so.run = run_in(a, "sft", a.sft_steps);
+  so.optim.lr = 2e-3;
+  so.optim.warmup_steps = 10;
+  so.batch_size = 2;
+  so.max_len = 1024;
+  const train::lm_train_result sr = train::train_lm(p, sft, so);
+  std::printf("      train loss %.3f -> %.3f, val loss %.3f -> %.3f\n", sr.first_train_loss,
+              sr.last_train_loss, sr.first_val_loss, sr.last_val_loss);
+
+  stage(6, "PPO on the harness's reward");
+  std::vector<train::ppo_task> tasks;
+  const train::sft_sample* held_out = nullptr;
+  for (const train::sft_sample& s : samples) {
+    if (s.split == "val") {
+      if (!held_out) held_out = &s;
+      continue;
+    }
+    tasks.push_back(train::make_ppo_task(p, "qs" + std::to_string(tasks.size()),
+                                         train::to_matrix(s), s.op, s.k));
+  }
+  eval_options eval;
+  eval.compile.arch = device_arch(*runner);
+  evaluator judge(*runner, eval);
+  train::ppo_options ppo;
+  ppo.run = run_in(a, "ppo", a.ppo_steps);
+  ppo.optim.lr = 1e-4;
+  ppo.batch_size = 2;
+  ppo.mini_batch = 2;
+  ppo.ppo_epochs = 1;
+  ppo.max_new_tokens = 1024;
+  ppo.temperature = 0.7;
+  ppo.reward_threads = 2;
+  const train::ppo_result rr = train::train_ppo(p, tasks, judge, ppo);
+  for (size_t i = 0; i < rr.steps.size(); ++i)
+    std::printf("      step %zu: reward %.3f, compiled %.2f, correct %.2f\n", i + 1,
+                rr.steps[i].reward_mean, rr.steps[i].compile_rate, rr.steps[i].correct_rate);
+  p.save(a.output + "/final");
+
+  stage(7, "a kernel for a held-out matrix");
+  const train::sft_sample& pick = held_out ? *held_out : samples.back();
+  const csr_matrix matrix = train::to_matrix(pick);
+  const matrix_encoding enc = p.encode(matrix);
+  const train::sampled_programs s = train::sample_programs(
+      p, {{pick.op, pick.k, &matrix, &enc}}, 1024, sampling_options{0, 0, 1.0, a.seed});
+  const std::string& program = s.generations[0].text;
+  write_file_atomic(a.output + "/held_out.cu", {program});
+  const verdict v = judge.evaluate({pick.op, &matrix, pick.k, "held_out"}, program);
+  std::printf("      matrix %s (%d x %d, %lld nonzeros) -> %s/held_out.cu\n",
+              pick.name.empty() ? "held-out" : pick.name.c_str(), matrix.rows, matrix.cols,
+              static_cast<long long>(matrix.nnz()), a.output.c_str());
+  std::printf("      verdict: %s, reward %.3f",
+              v.correct ? "correct" : ("FAILED (" + v.failure + ")").c_str(), v.reward);
+  if (v.speedup) std::printf(", %.2fx vs %s", *v.speedup, v.baseline_name.c_str());
+  std::printf(
+      "\nquickstart: done in %.0f s; policy in %s/final, metrics in %s/{pretrain,sft,ppo}\n",
+      seconds_since(t0), a.output.c_str(), a.output.c_str());
+}
+
+}  // namespace
+
+void add_quickstart_command(CLI::App& app) {
+  auto a = std::make_shared<quickstart_args>();
+  CLI::App* cmd = app.add_subcommand(
+      "quickstart",
+      "The whole pipeline on an embedded default: data, tokenizer, pre-training, SFT, "
+      "PPO, and a kernel for a held-out matrix (minutes on a CPU)");
+  cmd->add_option("-o,--output-dir", a->output, "Where everything goes")->capture_default_str();
+  cmd->add_option("--device", a->device, "cpu, gpu or auto")->capture_default_str();
+  cmd->add_option("--matrices", a->matrices, "Generated matrices")->capture_default_str();
+  cmd->add_option("--pretrain-steps", a->pretrain_steps, "Pre-training steps")
+      ->capture_default_str();
+  cmd->add_option("--sft-steps", a->sft_steps, "SFT steps")->capture_default_str();
+  cmd->add_option("--ppo-steps", a->ppo_steps, "PPO steps")->capture_default_str();
+  cmd->add_option("--corpus-bytes", a->corpus_bytes, "Corpus size cap")->capture_default_str();
+  cmd->add_option("--seed", a->seed, "Seed of everything")->capture_default_str();
+  cmd->callback([a] { run_quickstart(*a); });
+}
+
+}  // namespace sparserl::cli

@@ -1,0 +1,20 @@
+#pragma once
+// SHA-256 (OpenSSL) of byte ranges: names matrices by content, so a cache hit can never hand one
+// client's request another matrix (a 64-bit hash could be made to collide on purpose).
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sparserl {
+
+// Lower-case hex digest of the concatenation of `parts`, each prefixed by its length (so
+// {"ab", "c"} and {"a", "bc"} differ).
+std::string sha256_hex(const std::vector<std::string_view>& parts);
+
+// The bytes of a vector of trivially copyable values, for sha256_hex.
+template <typename T>
+std::string_view bytes_of(const std::vector<T>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
+}
+
+}  // namespace sparserl

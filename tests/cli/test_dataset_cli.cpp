@@ -1,0 +1,106 @@
+// Drives `sparserl dataset build | corpus` through the real binary, on the CPU emulator.
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "cli/cli_testing.h"
+
+namespace sparserl {
+namespace {
+
+namespace fs = std::filesystem;
+
+using ::testing::HasSubstr;
+using testing::run_result;
+using testing::slurp;
+
+std::vector<nlohmann::json> read_lines(const std::string& path) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
+}
+
+class DatasetCli : public testing::cli_test {};
+
+TEST_F(DatasetCli, GeneratedSetIsLabelledVerifiedAndTheSameOnEveryRun) {
+  const std::string args = "dataset build --generate 9 --max-rows 96 --device cpu --threads 2 ";
+  const run_result r = run(args + "-o " + path("sft.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("9 samples"));
+  EXPECT_THAT(r.out, HasSubstr("labels: heuristic verified on cpu"));
+  EXPECT_THAT(r.err, HasSubstr("labelling  9/9  100%"));  // the bar's last line in a log
+  const std::vector<nlohmann::json> lines = read_lines(path("sft.jsonl"));
+  ASSERT_EQ(lines.size(), 9u);
+  for (const nlohmann::json& s : lines) {
+    SCOPED_TRACE(s["name"].get<std::string>());
+    EXPECT_EQ(s["rows"].size(), s["cols"].size());
+    EXPECT_EQ(s["shape"].size(), 2u);
+    EXPECT_EQ(s["code"].get<std::string>().rfind("FORMAT: " + s["format"].get<std::string>(), 0),
+              0u);
+    EXPECT_TRUE(s["split"] == "train" || s["split"] == "val");
+    EXPECT_TRUE(s["candidates"][0]["correct"].get<bool>());
+  }
+  ASSERT_EQ(run(args + "-o " + path("again.jsonl") + " --no-progress").code, 0);
+  EXPECT_EQ(slurp(path("sft.jsonl")), slurp(path("again.jsonl")));
+}
+
+TEST_F(DatasetCli, MatrixDirectoryLabelsPassTheEvaluatorOnTheOriginalFiles) {
+  fs::create_directories(path("mats"));
+  ASSERT_EQ(run("matrix gen banded --rows 300 -o " + path("mats/banded.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen rmat --rows 256 --avg-degree 6 -o " + path("mats/rmat.mtx.gz")).code,
+            0);
+  const run_result r = run("dataset build --matrices " + path("mats") +
+                           " --device cpu --val-fraction 0.5 -o " + path("sft.jsonl.gz"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  ASSERT_EQ(run("dataset build --matrices " + path("mats") +
+                " --label heuristic --no-verify --val-fraction 0.5 --no-progress -o " +
+                path("plain.jsonl"))
+                .code,
+            0);
+  const std::vector<nlohmann::json> lines = read_lines(path("plain.jsonl"));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["name"], "banded.mtx");
+  EXPECT_EQ(lines[1]["name"], "rmat.mtx.gz");
+  for (const nlohmann::json& s : lines) {
+    std::ofstream(path("k.cu")) << s["code"].get<std::string>();
+    const run_result e =
+        run("eval --device cpu --matrix " + path("mats/" + s["name"].get<std::string>()) +
+            " --program " + path("k.cu"));
+    EXPECT_EQ(e.code, 0) << s["name"] << e.out << e.err;
+  }
+}
+
+TEST_F(DatasetCli, CorpusIsCappedAndDeterministic) {
+  const std::string args = "dataset corpus --max-bytes 200000 -o ";
+  const run_result r = run(args + path("a.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("expert programs"));
+  ASSERT_EQ(run(args + path("b.jsonl")).code, 0);
+  EXPECT_EQ(slurp(path("a.jsonl")), slurp(path("b.jsonl")));
+  size_t bytes = 0;
+  for (const nlohmann::json& d : read_lines(path("a.jsonl"))) {
+    bytes += d["text"].get<std::string>().size();
+    EXPECT_TRUE(d["split"] == "train" || d["split"] == "val");
+  }
+  EXPECT_LE(bytes, 200000u);
+  EXPECT_GT(bytes, 150000u);
+}
+
+TEST_F(DatasetCli, BadArgumentsAreOneLineErrors) {
+  const std::string out = " -o " + path("x.jsonl");
+  expect_one_line_error("dataset build" + out, "give --matrices DIR or --generate N");
+  expect_one_line_error("dataset build --generate 2 --matrices " + path("") + out,
+                        "give --matrices DIR or --generate N");
+  expect_one_line_error("dataset build --matrices " + path("none") + out, "none: not a directory");
+  expect_one_line_error("dataset build --generate 2 --op spmx" + out, "--op spmx");
+  expect_one_line_error("dataset build --generate 2 --label best" + out, "--label best");
+  expect_one_line_error("dataset build --generate 2 --device cpu --val-fraction 2" + out,
+                        "--val-fraction 2: expected a fraction in 0..1");
+  expect_one_line_error("dataset corpus --cuda-root " + path("nocuda") + out,
+                        "nocuda: no include/ directory");
+  expect_one_line_error("dataset corpus --no-experts --no-toolkit" + out, "no document fits");
+  EXPECT_FALSE(fs::exists(path("x.jsonl")));
+}
+
+}  // namespace
+}  // namespace sparserl

@@ -1,0 +1,138 @@
+// The training pipeline through the real binary: the original SparseRL commands verbatim on small
+// data, kill -9 in the middle of a run and --resume (the losses must equal an uninterrupted run's),
+// and the quickstart end to end.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cli_testing.h"
+
+namespace sparserl::testing {
+namespace {
+
+std::vector<double> losses(const fs::path& metrics) {
+  std::vector<double> out;
+  std::istringstream in(slurp(metrics));
+  std::string line;
+  while (std::getline(in, line)) {
+    const size_t at = line.find("\"loss\":");
+    if (at != std::string::npos) out.push_back(std::stod(line.substr(at + 7)));
+  }
+  return out;
+}
+
+class train_cli : public cli_test {
+ protected:
+  // Runs `sparserl ARGS` with the temp directory as the working directory, as the original's
+  // commands expect (relative dataset/ and runs/ paths).
+  run_result run_here(const std::string& args) const {
+    const std::string out = path("stdout"), err = path("stderr");
+    const std::string command = "cd " + dir_.string() + " && " + SPARSERL_CLI + " " + args + " >" +
+                                out + " 2>" + err + " </dev/null";
+    const int status = std::system(command.c_str());
+    run_result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+};
+
+TEST_F(train_cli, the_original_commands_run_on_small_data) {
+  fs::create_directories(dir_ / "dataset");
+  fs::create_directories(dir_ / "sft_data");
+  ASSERT_EQ(run("matrix gen stencil2d --rows 144 -o " + path("dataset/a.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen banded --rows 100 --seed 2 -o " + path("dataset/b.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen random --rows 120 --density 0.05 -o " + path("dataset/c.mtx")).code, 0);
+  ASSERT_EQ(run("dataset build --generate 5 --device cpu --no-progress -o " +
+                path("sft_data/sft_samples.jsonl"))
+                .code,
+            0);
+
+  run_result a = run_here("train-sft --dataset-dir dataset --max-nnz 128 --steps 2 --device cpu");
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_THAT(a.out, ::testing::HasSubstr("train-sft: 2 steps"));
+  EXPECT_TRUE(fs::exists(dir_ / "runs/sft/final/config.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "runs/sft/final/projector.safetensors"));
+  EXPECT_EQ(losses(dir_ / "runs/sft/metrics.jsonl").size(), 2u);
+
+  run_result b =
+      run_here("train-sft --data sft_data/sft_samples.jsonl --steps 2 --device cpu -o runs/sft2");
+  ASSERT_EQ(b.code, 0) << b.err;
+
+  run_result c = run_here(
+      "train-ppo --steps 1 --max-nnz 128 --model-path runs/sft/final --tokenizer-path "
+      "runs/sft/final --device cpu --batch-size 2 --max-new-tokens 48");
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_THAT(c.out, ::testing::HasSubstr("train-ppo: 1 steps"));
+  EXPECT_THAT(slurp(dir_ / "runs/ppo/metrics.jsonl"), ::testing::HasSubstr("\"reward_mean\""));
+  EXPECT_TRUE(fs::exists(dir_ / "runs/ppo/final/value_head.safetensors"));
+
+  run_result g = run_here(
+      "generate --model runs/ppo/final --samples 2 --max-new-tokens 16 --eval "
+      "--device cpu -o gen");
+  ASSERT_EQ(g.code, 0) << g.err;
+  EXPECT_TRUE(fs::exists(dir_ / "gen/program_1.cu"));
+  EXPECT_THAT(slurp(dir_ / "gen/verdicts.jsonl"), ::testing::HasSubstr("\"reward\""));
+}
+
+TEST_F(train_cli, bad_inputs_fail_with_one_line) {
+  run_result r = run_here("train-ppo --steps 1 --device cpu");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("--model-path is required"));
+  r = run_here("train-sft --data missing.jsonl --steps 1 --device cpu");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("missing.jsonl"));
+}
+
+TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
+  ASSERT_EQ(
+      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
+  const std::string common =
+      std::string(SPARSERL_CLI) + " train-sft --data " + path("sft.jsonl") +
+      " --steps 24 --checkpoint-every 4 --device cpu --no-progress "
+      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  ASSERT_EQ(std::system((common + path("straight") + " >/dev/null 2>&1").c_str()), 0);
+
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    setsid();  // its own process group, so one kill reaches the shell and sparserl
+    execl("/bin/sh", "sh", "-c", (common + path("killed") + " >/dev/null 2>&1").c_str(), nullptr);
+    _exit(127);
+  }
+  // Kill it hard once a checkpoint past the first one is complete (renamed into place).
+  const fs::path mark = dir_ / "killed/checkpoints/step-000000008";
+  for (int i = 0; i < 6000 && !fs::exists(mark); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  ASSERT_TRUE(fs::exists(mark)) << "the run never reached step 8";
+  kill(-child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const std::vector<double> before = losses(dir_ / "killed/metrics.jsonl");
+  EXPECT_LT(before.size(), 24u) << "the kill came too late to test anything";
+
+  ASSERT_EQ(std::system((common + path("killed") + " --resume >/dev/null 2>&1").c_str()), 0);
+  const std::vector<double> straight = losses(dir_ / "straight/metrics.jsonl");
+  ASSERT_EQ(straight.size(), 24u);
+  EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), straight);
+}
+
+TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
+  run_result r =
+      run("quickstart --device cpu --matrices 8 --pretrain-steps 3 --sft-steps 4 "
+          "--ppo-steps 1 -o " +
+          path("qs"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("[7/7] a kernel for a held-out matrix"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("verdict: "));
+  EXPECT_TRUE(fs::exists(dir_ / "qs/final/config.json"));
+  EXPECT_TRUE(fs::exists(dir_ / "qs/held_out.cu"));
+  EXPECT_TRUE(fs::exists(dir_ / "qs/ppo/metrics.jsonl"));
+}
+
+}  // namespace
+}  // namespace sparserl::testing

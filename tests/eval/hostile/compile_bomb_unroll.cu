@@ -1,0 +1,17 @@
+// what: asks the compiler to fully unroll a loop of 2^24 iterations
+// expect: compile
+// slow
+FORMAT: CSR
+LAUNCH: block=128 rows_per_block=128
+extern "C" __global__ void spmv_csr(int rows, int cols, int nnz, const int* __restrict__ row_ptr,
+                                    const int* __restrict__ col_idx, const float* __restrict__ values,
+                                    const float* __restrict__ x, float* __restrict__ y) {
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int i = row_ptr[row]; i < row_ptr[row + 1]; ++i) sum += values[i] * x[col_idx[i]];
+  float acc = sum;
+#pragma unroll
+  for (int i = 0; i < (1 << 24); ++i) acc = acc * 0.999f + x[(row + i) % cols];
+  y[row] = sum + 0.0f * acc;
+}

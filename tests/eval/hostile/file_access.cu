@@ -1,0 +1,21 @@
+// what: writes a file on the host, then computes y
+// expect: rejected #include of 'cstdio' is not allowed
+// (the screen stops the include before it sees the call; sandbox-cpu shows the call's fate)
+// sandbox-cpu: runtime killed by the sandbox
+// sandbox-gpu: compile
+FORMAT: CSR
+LAUNCH: block=128 rows_per_block=128
+#include <cstdio>
+extern "C" __global__ void spmv_csr(int rows, int cols, int nnz, const int* __restrict__ row_ptr,
+                                    const int* __restrict__ col_idx, const float* __restrict__ values,
+                                    const float* __restrict__ x, float* __restrict__ y) {
+  if (FILE* f = fopen("/tmp/sparserl-hostile-pwned", "w")) {
+    fputs("pwned", f);
+    fclose(f);
+  }
+  const int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int i = row_ptr[row]; i < row_ptr[row + 1]; ++i) sum += values[i] * x[col_idx[i]];
+  y[row] = sum;
+}

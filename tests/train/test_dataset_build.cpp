@@ -1,0 +1,175 @@
+// Building the SFT set on the CPU: generated matrices across the families, labels that the CPU
+// evaluator passes on the very matrix the sample describes, and splits decided by the matrix.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "eval/cpu_runner.h"
+#include "eval/evaluator.h"
+#include "scratch_dir.h"
+#include "sparse/error.h"
+#include "sparse/generators.h"
+#include "sparse/matrix_market.h"
+#include "train/data_split.h"
+#include "train/dataset_build.h"
+
+namespace sparserl::train {
+namespace {
+
+using ::testing::HasSubstr;
+
+dataset_build_options quiet_options() {
+  dataset_build_options o;
+  o.progress = false;
+  o.threads = 2;
+  return o;
+}
+
+TEST(dataset_build, generated_sets_are_distinct_cover_every_family_and_repeat_with_the_seed) {
+  const std::vector<matrix_item> a = generated_matrices(27, 5, 128);
+  const std::vector<matrix_item> b = generated_matrices(27, 5, 128);
+  const std::vector<matrix_item> c = generated_matrices(27, 6, 128);
+  ASSERT_EQ(a.size(), 27u);
+  std::set<std::string> families;
+  std::set<uint64_t> hashes;
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    families.insert(a[i].family);
+    const csr_matrix m = a[i].load();
+    EXPECT_GE(m.rows, 8);                     // stencils round rows to a grid
+    EXPECT_LE(m.rows, 128 * 5) << a[i].name;  // lp's columns grow, rows do not
+    hashes.insert(matrix_structure_hash(m));
+    EXPECT_EQ(a[i].name, b[i].name);
+    EXPECT_EQ(matrix_structure_hash(m), matrix_structure_hash(b[i].load()));
+    differs |= matrix_structure_hash(m) != matrix_structure_hash(c[i].load());
+  }
+  EXPECT_EQ(families.size(), generator_families().size());
+  EXPECT_EQ(hashes.size(), a.size());
+  EXPECT_TRUE(differs);
+  EXPECT_THROW(generated_matrices(5, 1, 8), error);  // below the smallest size
+}
+
+TEST(dataset_build, the_split_follows_the_matrix_not_its_name_position_or_data_set) {
+  const std::vector<matrix_item> items = generated_matrices(40, 3, 96);
+  dataset_build_options o = quiet_options();
+  o.label = labeller::heuristic;
+  o.verify = false;
+  o.val_fraction = 0.3;
+  const dataset_build_result forward = build_sft_dataset(items, nullptr, {}, o);
+  // The same matrices, renamed and in reverse order, in a larger set (first, so that none is
+  // left out as a twin of the others).
+  std::vector<matrix_item> other;
+  for (auto it = items.rbegin(); it != items.rend(); ++it) {
+    matrix_item renamed = *it;
+    renamed.name = "renamed/" + it->name;
+    other.push_back(renamed);
+  }
+  for (const matrix_item& extra : generated_matrices(10, 99, 96)) other.push_back(extra);
+  const dataset_build_result backward = build_sft_dataset(other, nullptr, {}, o);
+  std::map<std::string, std::string> split_by_name;
+  int val = 0;
+  for (const sft_sample& s : forward.samples) {
+    split_by_name[s.name] = s.split;
+    val += s.split == "val";
+    EXPECT_EQ(s.split, split_of(matrix_structure_hash(to_matrix(s)), 0.3));
+  }
+  EXPECT_GT(val, 3);  // about 12 of 40
+  EXPECT_LT(val, 24);
+  int matched = 0;
+  for (const sft_sample& s : backward.samples) {
+    if (s.name.rfind("renamed/", 0) != 0) continue;
+    EXPECT_EQ(s.split, split_by_name.at(s.name.substr(8))) << s.name;
+    ++matched;
+  }
+  EXPECT_EQ(matched, 40);
+}
+
+TEST(dataset_build, cpu_labels_are_correct_on_the_matrix_the_sample_describes) {
+  std::vector<matrix_item> items;
+  for (const std::string family : {"banded", "rmat", "fem"}) {
+    generator_spec spec;
+    spec.family = family;
+    spec.rows = 150;
+    spec.block = 3;
+    items.push_back({family, "", std::make_shared<csr_matrix>(generate_matrix(spec)), family});
+  }
+  cpu_runner runner;
+  const dataset_build_result r = build_sft_dataset(items, &runner, {}, quiet_options());
+  EXPECT_EQ(r.method, "heuristic verified on cpu");
+  ASSERT_EQ(r.samples.size(), 3u);
+  evaluator check(runner);
+  std::set<std::string> formats;
+  for (const sft_sample& s : r.samples) {
+    SCOPED_TRACE(s.name);
+    EXPECT_EQ(s.label, "heuristic");
+    EXPECT_EQ(s.code.rfind("FORMAT: " + s.format, 0), 0u);
+    ASSERT_EQ(s.candidates.size(), 1u);
+    EXPECT_TRUE(s.candidates[0].correct);
+    EXPECT_FALSE(s.candidates[0].time_ms);  // the emulator does not time
+    EXPECT_EQ(s.extra["family"], s.name);
+    // Judged afresh on to_matrix(s): the pattern with its own values, not the generator's.
+    const csr_matrix m = to_matrix(s);
+    EXPECT_EQ(m.nnz(), items[&s - r.samples.data()].matrix->nnz());
+    const verdict v = check.evaluate({s.op, &m, s.k, "check:" + s.name}, s.code);
+    EXPECT_TRUE(v.correct) << v.failure;
+    formats.insert(s.format);
+  }
+  EXPECT_GE(formats.size(), 2u);  // the heuristic picks by structure: not one format for all
+}
+
+TEST(dataset_build, duplicates_and_oversized_matrices_are_left_out_with_a_warning) {
+  testing::scratch_dir dir;
+  std::filesystem::create_directories(dir / "a");
+  std::filesystem::create_directories(dir / "b");
+  generator_spec spec;
+  spec.family = "stencil2d";
+  spec.rows = 64;
+  write_matrix_market(dir / "b/grid.mtx", generate_matrix(spec));
+  write_matrix_market(dir / "a/same_grid.mtx.gz", generate_matrix(spec));
+  spec.rows = 400;
+  write_matrix_market(dir / "big.mtx", generate_matrix(spec));
+  testing::write_text(dir / "notes.txt", "not a matrix");
+  const std::vector<matrix_item> items = matrix_files(dir.path().string());
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0].name, "a/same_grid.mtx.gz");  // sorted by path
+  EXPECT_EQ(items[1].name, "b/grid.mtx");
+  EXPECT_EQ(items[2].name, "big.mtx");
+  dataset_build_options o = quiet_options();
+  o.label = labeller::heuristic;
+  o.verify = false;
+  o.max_nnz = 1000;
+  const dataset_build_result r = build_sft_dataset(items, nullptr, {}, o);
+  ASSERT_EQ(r.samples.size(), 1u);
+  EXPECT_EQ(r.samples[0].name, "a/same_grid.mtx.gz");
+  EXPECT_EQ(r.duplicates, 1);
+  EXPECT_EQ(r.too_large, 1);
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_THAT(r.warnings[0], HasSubstr("b/grid.mtx: same structure as a/same_grid.mtx.gz"));
+  EXPECT_THAT(r.warnings[1], HasSubstr("big.mtx: 1920 nonzeros, more than --max-nnz 1000"));
+}
+
+TEST(dataset_build, bad_inputs_are_errors_naming_them) {
+  testing::scratch_dir dir;
+  EXPECT_THROW(matrix_files(dir / "missing"), error);
+  EXPECT_THROW(matrix_files(dir.path().string()), error);  // no .mtx in it
+  testing::write_text(dir / "broken.mtx",
+                      "%%MatrixMarket matrix coordinate real general\n2 2 1\n9 9 1\n");
+  dataset_build_options o = quiet_options();
+  o.label = labeller::heuristic;
+  o.verify = false;
+  try {
+    build_sft_dataset(matrix_files(dir.path().string()), nullptr, {}, o);
+    ADD_FAILURE() << "no error";
+  } catch (const error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("broken.mtx:3"));
+  }
+  o.val_fraction = 1.5;
+  EXPECT_THROW(build_sft_dataset({}, nullptr, {}, o), error);
+  o.val_fraction = 0.1;
+  o.label = labeller::autotune;
+  EXPECT_THROW(build_sft_dataset({}, nullptr, {}, o), error);  // tuning needs a runner
+}
+
+}  // namespace
+}  // namespace sparserl::train

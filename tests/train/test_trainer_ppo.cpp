@@ -1,0 +1,108 @@
+// PPO end to end on a toy set: a tiny policy is taught by SFT to write, for each matrix, either a
+// correct CSR kernel or one that scales its output by 0.5 (wrong), half and half; PPO with the
+// real harness (NVRTC + the sandboxed CPU emulator) as reward must move it to the correct one.
+// A random policy writes no parsable program at all (reward -1); the SFT policy starts near
+// (1 + 0) / 2; the assertion needs a clear rise above that.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <iostream>
+
+#include "eval/cpu_runner.h"
+#include "kernel/abi.h"
+#include "sparse/generators.h"
+#include "train/lm_examples.h"
+#include "train/prompt.h"
+#include "train/trainer_lm.h"
+#include "train/trainer_ppo.h"
+#include "train_testing.h"
+
+namespace sparserl::train {
+namespace {
+
+std::string toy_program(bool correct) {
+  return "FORMAT: CSR\nLAUNCH: block=64 rows_per_block=64\n" +
+         entry_signature(sparse_op::spmv, format_kind::csr, "spmv_csr") +
+         " {\n  int row = blockIdx.x * blockDim.x + threadIdx.x;\n  if (row >= rows) return;\n"
+         "  float sum = 0.0f;\n  for (int i = row_ptr[row]; i < row_ptr[row + 1]; ++i)\n"
+         "    sum += values[i] * x[col_idx[i]];\n" +
+         std::string(correct ? "  y[row] = sum;\n" : "  y[row] = 0.5f * sum;\n") + "}\n";
+}
+
+std::vector<csr_matrix> toy_matrices() {
+  std::vector<csr_matrix> out;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    generator_spec s;
+    s.family = seed % 2 ? "stencil2d" : "banded";
+    s.rows = 64 + 16 * static_cast<int32_t>(seed);
+    s.seed = seed;
+    out.push_back(generate_matrix(s));
+  }
+  return out;
+}
+
+TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
+  testing::temp_dir dir("ppo_toy");
+  std::vector<csr_matrix> matrices = toy_matrices();
+  std::vector<std::string> texts = {toy_program(true), toy_program(false)};
+  for (const auto& m : matrices) texts.push_back(task_prompt(sparse_op::spmv, 1, m));
+  testing::train_test_tokenizer(texts, dir.sub("tok"), 400);
+  torch::manual_seed(1);
+  policy p = testing::tiny_policy(dir.sub("tok"), 7, true, 8);
+
+  lm_dataset sft;
+  for (size_t i = 0; i < matrices.size(); ++i) {
+    sft.prefixes.push_back(p.encode(matrices[i]));
+    for (bool correct : {true, false})
+      sft.train.push_back(make_sft_example(p, sparse_op::spmv, 1, matrices[i], toy_program(correct),
+                                           static_cast<int64_t>(i)));
+  }
+  lm_train_options so;
+  so.run.run_dir = dir.sub("sft");
+  so.run.steps = 150;
+  so.run.progress = false;
+  so.optim.lr = 3e-3;
+  so.batch_size = 4;
+  lm_train_result sr = train_lm(p, sft, so);
+  ASSERT_LT(sr.last_train_loss, 0.1) << "SFT did not converge";
+
+  std::vector<ppo_task> tasks;
+  for (size_t i = 0; i < matrices.size(); ++i)
+    tasks.push_back(make_ppo_task(p, "toy" + std::to_string(i), matrices[i], sparse_op::spmv, 1));
+  cpu_runner runner;
+  evaluator judge(runner);
+  ppo_options o;
+  o.run.run_dir = dir.sub("ppo");
+  o.run.steps = 12;
+  o.run.progress = false;
+  o.run.seed = 3;
+  o.optim.lr = 3e-5;
+  o.batch_size = 8;
+  o.mini_batch = 4;
+  o.ppo_epochs = 2;
+  o.max_new_tokens = 220;
+  // A policy this small never recovers from an off-path token, so rollouts sample at T = 0.5
+  // (both programs still get drawn: they share most of the text and SFT saw each half the time).
+  o.temperature = 0.5;
+  o.kl_coef = 0.01;
+  o.lam = 1.0;  // one score after ~200 tokens: 0.95^200 would leave the early tokens no signal
+  o.reward_threads = 2;
+  ppo_result r = train_ppo(p, tasks, judge, o);
+  ASSERT_EQ(r.steps.size(), 12u);
+  for (const ppo_step_stats& st : r.steps)  // the trend, for the log
+    std::cout << "reward " << st.reward_mean << " compiled " << st.compile_rate << " correct "
+              << st.correct_rate << " kl " << st.kl << "\n";
+  const auto mean_of = [&](size_t from, size_t to) {
+    double s = 0;
+    for (size_t i = from; i < to; ++i) s += r.steps[i].reward_mean;
+    return s / static_cast<double>(to - from);
+  };
+  const double early = mean_of(0, 3), late = mean_of(9, 12);
+  EXPECT_GT(r.steps[0].extract_rate, 0.5) << "SFT did not teach the program format";
+  EXPECT_GT(late, early + 0.25) << early << " -> " << late;
+  EXPECT_GT(late, 0.8);
+  EXPECT_GT(r.steps.back().correct_rate, r.steps.front().correct_rate);
+}
+
+}  // namespace
+}  // namespace sparserl::train
