@@ -118,6 +118,7 @@ void decode_batch(const qwen3_model& model, const std::vector<std::vector<int32_
   std::vector<bool> done(prompts.size(), false);
   const batch_inputs in = pad_left(model, prompts, options, device);
   qwen3_kv_cache cache;
+  cache.reserve(in.mask.size(1) + options.max_new_tokens);  // every position the loop can reach
   qwen3_forward_options fw;
   fw.prefix_embeds = in.embeds;
   fw.attention_mask = in.mask;

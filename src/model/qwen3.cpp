@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "model/torch_safetensors.h"
@@ -275,6 +276,38 @@ torch::Tensor qwen3_model::mlp(const qwen3_layer_weights& w, const qwen3_layer_l
   return linear(gate * linear(x, w.up_proj, a.up_proj), w.down_proj, a.down_proj);
 }
 
+std::pair<torch::Tensor, torch::Tensor> qwen3_kv_cache::append(size_t layer, const torch::Tensor& k,
+                                                               const torch::Tensor& v) {
+  const int64_t t = k.size(2);
+  if (keys.size() <= layer) {  // the first forward (prefill)
+    if (capacity > t) {
+      std::vector<int64_t> shape = k.sizes().vec();
+      shape[2] = capacity;
+      key_store.push_back(torch::empty(shape, k.options()));
+      value_store.push_back(torch::empty(shape, v.options()));
+      key_store.back().narrow(2, 0, t).copy_(k);
+      value_store.back().narrow(2, 0, t).copy_(v);
+      keys.push_back(key_store.back().narrow(2, 0, t));
+      values.push_back(value_store.back().narrow(2, 0, t));
+    } else {
+      keys.push_back(k);
+      values.push_back(v);
+    }
+    return {keys[layer], values[layer]};
+  }
+  const int64_t past = keys[layer].size(2);
+  if (layer < key_store.size() && past + t <= key_store[layer].size(2)) {
+    key_store[layer].narrow(2, past, t).copy_(k);
+    value_store[layer].narrow(2, past, t).copy_(v);
+    keys[layer] = key_store[layer].narrow(2, 0, past + t);
+    values[layer] = value_store[layer].narrow(2, 0, past + t);
+  } else {
+    keys[layer] = torch::cat({keys[layer], k}, 2);
+    values[layer] = torch::cat({values[layer], v}, 2);
+  }
+  return {keys[layer], values[layer]};
+}
+
 torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_layer_lora& a,
                                      const torch::Tensor& x, const torch::Tensor& cos,
                                      const torch::Tensor& sin, const torch::Tensor& allowed,
@@ -287,15 +320,7 @@ torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_l
   torch::Tensor v = linear(x, w.v_proj, a.v_proj).view({b, t, kv_heads, d}).transpose(1, 2);
   q = apply_rotary(q.transpose(1, 2), cos, sin);
   k = apply_rotary(k.transpose(1, 2), cos, sin);
-  if (cache != nullptr) {
-    if (cache->keys.size() <= layer) {
-      cache->keys.push_back(k);
-      cache->values.push_back(v);
-    } else {
-      cache->keys[layer] = k = torch::cat({cache->keys[layer], k}, 2);
-      cache->values[layer] = v = torch::cat({cache->values[layer], v}, 2);
-    }
-  }
+  if (cache != nullptr) std::tie(k, v) = cache->append(layer, k, v);
   // Grouped-query attention: query head i uses kv head i / (heads / kv_heads).
   const int64_t groups = heads / kv_heads;
   if (groups > 1) {

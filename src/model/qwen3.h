@@ -73,14 +73,27 @@ qwen3_weights load_qwen3_weights(const sharded_checkpoint& ckpt, const qwen3_con
 // Keys and values of every layer for the tokens seen so far (after rotary), [batch, kv_heads,
 // length, head_dim] each. Empty until the first forward that is given it.
 struct qwen3_kv_cache {
+  // Views of the first length() positions of each layer's keys and values.
   std::vector<torch::Tensor> keys;
   std::vector<torch::Tensor> values;
+  // With reserve(n), the first forward allocates [batch, kv_heads, n, head_dim] per layer once and
+  // later steps write into it in place (no per-step reallocation and copy of the whole cache);
+  // growing past n falls back to concatenation.
+  std::vector<torch::Tensor> key_store, value_store;
+  int64_t capacity = 0;
 
+  void reserve(int64_t positions) { capacity = positions; }
   int64_t length() const { return keys.empty() ? 0 : keys[0].size(2); }
   void clear() {
     keys.clear();
     values.clear();
+    key_store.clear();
+    value_store.clear();
   }
+  // Appends this step's keys and values [b, kv_heads, t, d] of `layer` and returns the whole
+  // cached keys and values of that layer.
+  std::pair<torch::Tensor, torch::Tensor> append(size_t layer, const torch::Tensor& k,
+                                                 const torch::Tensor& v);
 };
 
 struct qwen3_forward_options {
