@@ -18,4 +18,6 @@ cmake --build "$build_dir" -j "$(nproc)"
 # print_stacktrace: one report ends the test, with the stack.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:protect_shadow_gap=0:check_initialization_order=1:strict_init_order=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Leaks inside third-party libraries, each with its reproduction (scripts/lsan.supp).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/scripts/lsan.supp:print_suppressions=0}
 ctest --test-dir "$build_dir" --output-on-failure -j "$(nproc)"

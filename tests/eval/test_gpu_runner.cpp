@@ -102,7 +102,10 @@ int fake_worker(const std::string& mode) {
     const gpu_protocol::run_program_request q = gpu_protocol::decode_run(r);
     if (misbehave && base == "hang")
       for (;;) ::pause();
-    if (misbehave && base == "crash") std::raise(SIGSEGV);
+    if (misbehave && base == "crash") {
+      std::signal(SIGSEGV, SIG_DFL);  // a real crash, even where a sanitizer handles SIGSEGV
+      std::raise(SIGSEGV);
+    }
     gpu_protocol::run_program_reply reply;
     if (misbehave && base == "fatal") {
       reply.result = {false, "CUDA_ERROR_ILLEGAL_ADDRESS in trial 1: synchronize", true};

@@ -109,7 +109,9 @@ TEST_F(SafetensorsTest, EveryDtypeRoundTripsIncludingScalarsAndEmptyTensors) {
     EXPECT_EQ(v.shape, t.shape) << t.name;
     ASSERT_EQ(v.bytes, t.bytes) << t.name;
     EXPECT_EQ(v.numel(), shape_numel(t.shape));
-    EXPECT_EQ(std::memcmp(v.data, t.data, t.bytes), 0) << t.name;
+    if (t.bytes > 0) {  // memcmp with a null pointer (an empty tensor) is undefined
+      EXPECT_EQ(std::memcmp(v.data, t.data, t.bytes), 0) << t.name;
+    }
     EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % dtype_size(t.dtype), 0u) << t.name;
   }
   EXPECT_THROW(f.get("absent"), error);
@@ -182,8 +184,10 @@ TEST_F(SafetensorsTest, ReadsAHandBuiltFileAndMovesKeepViewsValid) {
   safetensors_file moved = std::move(f);
   EXPECT_EQ(moved.names(), (std::vector<std::string>{"s", "w"}));
   EXPECT_EQ(moved.metadata().at("k"), "v");
-  EXPECT_EQ(static_cast<const int32_t*>(moved.get("w").data)[0], -5);
-  EXPECT_EQ(static_cast<const int32_t*>(moved.get("w").data)[1], 7);
+  int32_t read[2];  // the unpadded header leaves "w" unaligned: copy out, no int32_t* deref
+  std::memcpy(read, moved.get("w").data, sizeof read);
+  EXPECT_EQ(read[0], -5);
+  EXPECT_EQ(read[1], 7);
   EXPECT_EQ(*static_cast<const uint8_t*>(moved.get("s").data), 9);
   EXPECT_TRUE(moved.get("s").shape.empty());
   EXPECT_TRUE(f.names().empty());
