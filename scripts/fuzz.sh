@@ -46,8 +46,9 @@ run_one() {
   done
   local dict=()
   [[ -f fuzz/$t.dict ]] && dict=(-dict="fuzz/$t.dict")
-  # -timeout: an input that takes 10 s is a finding (a hang); -rss_limit_mb: so is 2 GiB of memory.
-  "$build_dir/fuzz/$t" "${dict[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  # -timeout: an input that takes 25 s is a finding (a hang; the slowest legitimate inputs take
+  # ~1 s, 10 s was hit on a machine loaded 3x over); -rss_limit_mb: so is 2 GiB of memory.
+  "$build_dir/fuzz/$t" "${dict[@]}" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$artifacts" "$corpus" >"$build_dir/logs/$t.log" 2>&1
 }
 failed=()
