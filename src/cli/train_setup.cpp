@@ -1,6 +1,8 @@
 #include "cli/train_setup.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/cuda.h>
 
 #include <cstdio>
 #include <cstdlib>

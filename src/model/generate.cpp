@@ -1,6 +1,7 @@
 #include "model/generate.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 #include <string>

@@ -1,7 +1,8 @@
 #include "model/hf_save.h"
 
 #include <fcntl.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 #include "model/lora.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <set>

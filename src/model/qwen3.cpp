@@ -1,7 +1,8 @@
 #include "model/qwen3.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <torch/version.h>
 
 #include <algorithm>

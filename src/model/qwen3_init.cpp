@@ -1,7 +1,8 @@
 #include "model/qwen3_init.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "sparse/error.h"
 

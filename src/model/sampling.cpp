@@ -1,7 +1,8 @@
 #include "model/sampling.h"
 
 #include <ATen/Context.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <limits>
 #include <string>

@@ -1,6 +1,7 @@
 #include "model/tensor_file.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <vector>
 

@@ -1,6 +1,7 @@
 #include "model/torch_safetensors.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "sparse/error.h"
 

@@ -1,6 +1,9 @@
 #include "train/checkpoint.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/optim/optimizer.h>
+#include <torch/serialize/archive.h>
 #include <unistd.h>
 #include <zlib.h>
 

@@ -1,6 +1,8 @@
 #include "train/lm_batch.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
+#include <torch/nn/functional/loss.h>
 
 #include <algorithm>
 

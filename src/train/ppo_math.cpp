@@ -1,6 +1,7 @@
 #include "train/ppo_math.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <algorithm>
 

@@ -1,6 +1,7 @@
 #include "train/program_sampler.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "train/prompt.h"
 

@@ -1,6 +1,7 @@
 #pragma once
 // The pieces every trainer loop shares: the AdamW optimizer over the trainable tensors, the
 // scheduled learning rate, gradient clipping, and resuming from the run's latest checkpoint.
+#include <torch/optim/adamw.h>
 #include <torch/types.h>
 
 #include <map>
@@ -12,10 +13,6 @@
 
 #include "train/checkpoint.h"
 #include "train/trainer_options.h"
-
-namespace torch::optim {
-class AdamW;
-}
 
 namespace sparserl::train {
 

@@ -1,6 +1,7 @@
 #include "train/trainer_ppo.h"
 
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <chrono>
 #include <cmath>

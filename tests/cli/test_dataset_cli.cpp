@@ -26,7 +26,7 @@ TEST_F(DatasetCli, GeneratedSetIsLabelledVerifiedAndTheSameOnEveryRun) {
   const std::string args = "dataset build --generate 9 --max-rows 96 --device cpu --threads 2 ";
   const run_result r = run(args + "-o " + path("sft.jsonl"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("9 samples"));
+  EXPECT_THAT(r.out, HasSubstr("9 samples")) << r.err;  // err: why a matrix was left out
   EXPECT_THAT(r.out, HasSubstr("labels: heuristic verified on cpu"));
   EXPECT_THAT(r.err, HasSubstr("labelling  9/9  100%"));  // the bar's last line in a log
   const std::vector<nlohmann::json> lines = read_lines(path("sft.jsonl"));

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <random>
 #include <thread>
 
 #include "cli_testing.h"
@@ -22,6 +23,25 @@ std::vector<double> losses(const fs::path& metrics) {
     if (at != std::string::npos) out.push_back(std::stod(line.substr(at + 7)));
   }
   return out;
+}
+
+// Starts `command` through sh in its own process group, so that one kill reaches sparserl too.
+pid_t start_group(const std::string& command) {
+  const pid_t child = fork();
+  if (child == 0) {
+    setsid();
+    execl("/bin/sh", "sh", "-c", command.c_str(), nullptr);
+    _exit(127);
+  }
+  return child;
+}
+
+// SIGKILLs the group and returns its wait status.
+int kill_group(pid_t child) {
+  kill(-child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return status;
 }
 
 class train_cli : public cli_test {
@@ -97,21 +117,14 @@ TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
       "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
   ASSERT_EQ(std::system((common + path("straight") + " >/dev/null 2>&1").c_str()), 0);
 
-  const pid_t child = fork();
+  const pid_t child = start_group(common + path("killed") + " >/dev/null 2>&1");
   ASSERT_GE(child, 0);
-  if (child == 0) {
-    setsid();  // its own process group, so one kill reaches the shell and sparserl
-    execl("/bin/sh", "sh", "-c", (common + path("killed") + " >/dev/null 2>&1").c_str(), nullptr);
-    _exit(127);
-  }
   // Kill it hard once a checkpoint past the first one is complete (renamed into place).
   const fs::path mark = dir_ / "killed/checkpoints/step-000000008";
   for (int i = 0; i < 6000 && !fs::exists(mark); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   ASSERT_TRUE(fs::exists(mark)) << "the run never reached step 8";
-  kill(-child, SIGKILL);
-  int status = 0;
-  waitpid(child, &status, 0);
+  kill_group(child);
   const std::vector<double> before = losses(dir_ / "killed/metrics.jsonl");
   EXPECT_LT(before.size(), 24u) << "the kill came too late to test anything";
 
@@ -119,6 +132,43 @@ TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
   const std::vector<double> straight = losses(dir_ / "straight/metrics.jsonl");
   ASSERT_EQ(straight.size(), 24u);
   EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), straight);
+}
+
+// SIGKILL at seeded random moments (while starting, during a step, in the middle of writing a
+// checkpoint), then --resume, again and again: every restart must find the newest complete
+// checkpoint loadable, and the run, once let finish, must give the uninterrupted run's losses.
+TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
+  ASSERT_EQ(
+      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
+  const std::string common =
+      std::string(SPARSERL_CLI) + " train-sft --data " + path("sft.jsonl") +
+      " --steps 16 --checkpoint-every 1 --keep-last 2 --device cpu --no-progress "
+      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  ASSERT_EQ(std::system((common + path("straight") + " >/dev/null 2>&1").c_str()), 0);
+
+  std::mt19937 rng(20261203);
+  std::uniform_int_distribution<int> delay_ms(300, 2500);
+  int kills = 0;
+  for (int round = 0; round < 8; ++round) {
+    const std::string log = path("round-" + std::to_string(round) + ".err");
+    const pid_t child = start_group(common + path("killed") + (round ? " --resume" : "") +
+                                    " >/dev/null 2>" + log);
+    ASSERT_GE(child, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    const int status = kill_group(child);
+    if (WIFSIGNALED(status)) {
+      ++kills;
+      continue;
+    }
+    // It ended before the kill: only a finished run may do that, never a refused checkpoint.
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
+    break;
+  }
+  const run_result last = run_here(common.substr(common.find(" train-sft") + 1) + path("killed") +
+                                   " --resume");
+  ASSERT_EQ(last.code, 0) << last.err;
+  EXPECT_GE(kills, 3) << "the runs ended before the kills could test anything";
+  EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), losses(dir_ / "straight/metrics.jsonl"));
 }
 
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {

@@ -2,7 +2,8 @@
 // batch must reproduce single-prompt generation and a cache-free reference loop, seeds must
 // reproduce draws, and the top-k / top-p filters must never let a filtered token through.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <string>

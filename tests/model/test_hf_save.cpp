@@ -4,7 +4,8 @@
 // with the file and tensor (or key) named. With SPARSERL_HF_SAVE_DIR set, one test also leaves a
 // saved model, adapter and reference logits there for tools/check_hf_save.py.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <cstdlib>

@@ -1,7 +1,8 @@
 // The pre-allocated KV cache: decoding into reserved storage gives exactly the logits of the
 // growing (concatenating) cache, writes in place, and falls back to growing past its capacity.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "model/qwen3.h"
 #include "model/qwen3_init.h"

@@ -1,7 +1,8 @@
 // Parity of qwen3_model with transformers' Qwen3ForCausalLM on the tiny random checkpoints (and
 // reference logits) that tools/make_qwen3_fixtures.py writes, plus loader and input errors.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <cstdio>

@@ -2,7 +2,8 @@
 // statistics (normal(0, 0.02) linears and embeddings, unit norms), tying, dtype and device; and
 // tiny_qwen3_config makes a model that runs.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <vector>

@@ -1,7 +1,8 @@
 // value_head: one fp32 value per position from hidden states of any float dtype, gradients on
 // its weight and bias, seeded init, and a strict safetensors round trip under TRL's names.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 
 #include <cmath>

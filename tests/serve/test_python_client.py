@@ -67,7 +67,7 @@ class python_client_test(unittest.TestCase):
         self.assertEqual(reply["id"], 42)
         results = reply["results"]
         self.assertEqual([r["outcome"] for r in results],
-                         ["correct", "wrong_result", "compile_error"])
+                         ["correct", "wrong_result", "compile_error"], json.dumps(results)[:4000])
         self.assertEqual([r["reward"] for r in results], [1.0, 0.0, -0.5])
 
     def test_refusals_raise_with_the_servers_message(self):

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include "train/ppo_math.h"
 

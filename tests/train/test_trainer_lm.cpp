@@ -1,7 +1,8 @@
 // SFT and pre-training on real data paths: expert programs from the kernel library for generated
 // matrices, a BPE tokenizer trained on them, a tiny Qwen3 from scratch.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <fstream>
 

@@ -4,7 +4,8 @@
 // A random policy writes no parsable program at all (reward -1); the SFT policy starts near
 // (1 + 0) / 2; the assertion needs a clear rise above that.
 #include <gtest/gtest.h>
-#include <torch/torch.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <iostream>
 
