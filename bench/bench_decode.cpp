@@ -3,9 +3,9 @@
 // there is one. The prompts are the ones tools/decode_bench.py gives transformers' generate():
 // token (i * 7919 + j * 104729) % vocab at row i, column j, so both sides decode the same batch.
 #include <benchmark/benchmark.h>
+#include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/cuda.h>
 
 #include <chrono>
 #include <cstdlib>

@@ -33,6 +33,8 @@ void print_lm_result(const char* what, const train::lm_train_result& r, const st
 
 void finish_lm(train::policy& p, const train::lm_dataset& d, lm_args& a, const char* what) {
   const train::lm_train_result r = train::train_lm(p, d, a.train);
+  const train::data_parallel* dp = a.train.run.parallel;
+  if (dp && !dp->is_main()) return;  // rank 0 writes the run's files
   const std::string final_dir = a.train.run.run_dir + "/final";
   p.save(final_dir);
   print_lm_result(what, r, final_dir);
@@ -40,6 +42,8 @@ void finish_lm(train::policy& p, const train::lm_dataset& d, lm_args& a, const c
 
 void run_sft(lm_args& a) {
   prepare_run_dir(a.train.run.run_dir);
+  const std::unique_ptr<train::data_parallel> dp = join_data_parallel(a.model);
+  a.train.run.parallel = dp.get();
   std::unique_ptr<program_runner> runner;
   if (a.data.data.empty()) runner = make_runner(a.model.device, a.data.workers);
   const std::vector<train::sft_sample> samples = load_samples(a.data, runner.get(), 0);
@@ -53,6 +57,8 @@ void run_sft(lm_args& a) {
 
 void run_pretrain(lm_args& a) {
   prepare_run_dir(a.train.run.run_dir);
+  const std::unique_ptr<train::data_parallel> dp = join_data_parallel(a.model);
+  a.train.run.parallel = dp.get();
   std::vector<train::corpus_document> docs;
   if (!a.corpus.empty()) {
     docs = train::read_corpus_jsonl(a.corpus);
@@ -116,7 +122,11 @@ void run_ppo(ppo_args& a) {
     throw error(
         "train-ppo: --model-path is required (an HF Qwen3 directory or a train-sft output)");
   prepare_run_dir(a.ppo.run.run_dir);
-  std::unique_ptr<program_runner> runner = make_runner(a.model.device, a.data.workers);
+  const std::unique_ptr<train::data_parallel> dp = join_data_parallel(a.model);
+  a.ppo.run.parallel = dp.get();
+  // Each rank judges its rollouts with its own worker set, on its own GPU.
+  std::unique_ptr<program_runner> runner =
+      make_runner(a.model.device, a.data.workers, a.model.cuda_index);
   const std::vector<train::sft_sample> samples = load_samples(a.data, runner.get(), 8);
   train::policy p = make_policy(a.model, {}, a.ppo.run.run_dir, true);
   std::vector<train::ppo_task> tasks;
@@ -133,6 +143,7 @@ void run_ppo(ppo_args& a) {
   std::fprintf(stderr, "train-ppo: %zu tasks, %lld rollouts per step, executor %s\n", tasks.size(),
                static_cast<long long>(a.ppo.batch_size), runner->name());
   const train::ppo_result r = train::train_ppo(p, tasks, judge, a.ppo);
+  if (!dp->is_main()) return;  // rank 0 writes the run's files
   const std::string final_dir = a.ppo.run.run_dir + "/final";
   p.save(final_dir);
   if (!r.steps.empty()) {

@@ -8,13 +8,14 @@
 
 namespace sparserl::cli {
 
-std::unique_ptr<program_runner> make_runner(const std::string& device, int workers) {
+std::unique_ptr<program_runner> make_runner(const std::string& device, int workers, int gpu) {
   if (device == "cpu") return std::make_unique<cpu_runner>();
   if (device != "gpu" && device != "auto")
     throw error("--device " + device + ": expected cpu, gpu or auto");
   try {
     gpu_runner_options options;
     options.workers_per_device = std::max(1, workers);
+    options.devices = {gpu};
     auto gpu = std::make_unique<gpu_runner>(options);
     const device_info info = gpu->device();
     if (info.ok) return gpu;

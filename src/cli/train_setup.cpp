@@ -1,8 +1,8 @@
 #include "cli/train_setup.h"
 
+#include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/cuda.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -127,9 +127,11 @@ train::policy make_policy(const model_args& a, const std::vector<std::string>& t
                           const std::string& out_dir, bool value_head) {
   // Debian's libtorch starts with one intra-op thread; use the cores unless told otherwise.
   if (!std::getenv("OMP_NUM_THREADS"))
-    torch::set_num_threads(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    torch::set_num_threads(
+        std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.processes_per_host));
   train::policy_load_options o;
   o.device = torch_device(a.device);
+  if (o.device.is_cuda()) o.device = torch::Device(torch::kCUDA, a.cuda_index);
   o.dtype = torch_dtype(a.dtype, o.device, a.lora_rank > 0);
   o.encoding.max_nnz = a.max_nnz;
   o.encoding.dim = a.embed_dim;
@@ -224,6 +226,21 @@ train::lm_dataset sft_lm_dataset(const train::policy& p,
   }
   if (d.train.empty()) throw error("no training samples (every sample is in the val split)");
   return d;
+}
+
+std::unique_ptr<train::data_parallel> join_data_parallel(model_args& a) {
+  const train::launch_env env = train::launch_env_from_environment();
+  if (env.world_size == 1) return std::make_unique<train::data_parallel>();
+  a.processes_per_host = env.local_world_size;
+  torch::Device device = torch_device(a.device);
+  if (device.is_cuda()) {
+    a.cuda_index = env.local_rank;
+    device = torch::Device(torch::kCUDA, env.local_rank);
+  }
+  auto group = std::make_unique<train::data_parallel>(env, device);
+  std::fprintf(stderr, "data parallel: rank %d of %d (%s, local rank %d)\n", env.rank,
+               env.world_size, group->backend(), env.local_rank);
+  return group;
 }
 
 void prepare_run_dir(const std::string& dir) {

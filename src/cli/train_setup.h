@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "eval/runner.h"
+#include "train/data_parallel.h"
 #include "train/dataset_build.h"
 #include "train/policy.h"
 #include "train/sft_data.h"
@@ -25,7 +26,9 @@ struct model_args {
   int64_t init_hidden = 128, init_layers = 4, init_heads = 4, init_kv_heads = 2;
   int64_t init_intermediate = 384;
   int tokenizer_vocab = 2048;
-  int lora_rank = 0;  // > 0: train LoRA adapters on a frozen base
+  int cuda_index = 0;          // the GPU of this process (LOCAL_RANK when data-parallel)
+  int processes_per_host = 1;  // ranks sharing this host's cores (LOCAL_WORLD_SIZE)
+  int lora_rank = 0;           // > 0: train LoRA adapters on a frozen base
   double lora_alpha = 16, lora_dropout = 0.05;
   std::vector<std::string> lora_targets;
   uint64_t seed = 0;
@@ -65,5 +68,10 @@ train::lm_dataset sft_lm_dataset(const train::policy& p,
 
 // `dir` exists afterwards; prints where a run writes.
 void prepare_run_dir(const std::string& dir);
+
+// Joins the data-parallel group of a torchrun-style launch (RANK, WORLD_SIZE, ... in the
+// environment; train/data_parallel.h), or returns a single-process group when there is none.
+// Points `a` at this rank's GPU and share of the cores.
+std::unique_ptr<train::data_parallel> join_data_parallel(model_args& a);
 
 }  // namespace sparserl::cli

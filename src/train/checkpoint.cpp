@@ -1,9 +1,9 @@
 #include "train/checkpoint.h"
 
-#include <torch/types.h>
-#include <torch/utils.h>
 #include <torch/optim/optimizer.h>
 #include <torch/serialize/archive.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 #include <unistd.h>
 #include <zlib.h>
 

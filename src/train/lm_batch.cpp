@@ -1,8 +1,8 @@
 #include "train/lm_batch.h"
 
+#include <torch/nn/functional/loss.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/nn/functional/loss.h>
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 #include "train/trainer_common.h"
 
+#include <torch/nn/utils/clip_grad.h>
+#include <torch/optim/adamw.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/optim/adamw.h>
-#include <torch/nn/utils/clip_grad.h>
 
 #include <cmath>
 #include <iostream>

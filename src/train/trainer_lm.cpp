@@ -4,9 +4,11 @@
 #include <torch/utils.h>
 
 #include <chrono>
+#include <optional>
 
 #include "sparse/error.h"
 #include "train/data_order.h"
+#include "train/data_parallel.h"
 #include "train/metrics_log.h"
 #include "train/progress_bar.h"
 #include "train/trainer_common.h"
@@ -50,11 +52,14 @@ std::vector<lm_example> pick(const std::vector<lm_example>& all, const std::vect
 }  // namespace
 
 double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm_example>& examples,
-                   int64_t batch_size, int64_t max_len) {
+                   int64_t batch_size, int64_t max_len, data_parallel* parallel) {
   if (examples.empty()) return -1;
   torch::NoGradGuard no_grad;
   double weighted = 0, tokens = 0;
-  for (size_t start = 0; start < examples.size(); start += static_cast<size_t>(batch_size)) {
+  const size_t ranks = parallel ? static_cast<size_t>(parallel->world_size()) : 1;
+  const size_t rank = parallel ? static_cast<size_t>(parallel->rank()) : 0;
+  for (size_t start = rank * static_cast<size_t>(batch_size); start < examples.size();
+       start += ranks * static_cast<size_t>(batch_size)) {
     const size_t end = std::min(examples.size(), start + static_cast<size_t>(batch_size));
     std::vector<lm_example> chunk(examples.begin() + static_cast<std::ptrdiff_t>(start),
                                   examples.begin() + static_cast<std::ptrdiff_t>(end));
@@ -63,27 +68,40 @@ double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm
     weighted += batch_loss(p, in).item<double>() * n;
     tokens += n;
   }
+  if (parallel) {
+    const std::vector<double> total = parallel->sum({weighted, tokens});
+    weighted = total[0];
+    tokens = total[1];
+  }
   return tokens > 0 ? weighted / tokens : -1;
 }
 
 lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_options& o) {
   if (data.train.empty()) throw error(o.kind + ": the training set is empty");
   const run_options& run = o.run;
+  data_parallel alone;
+  data_parallel& dp = run.parallel ? *run.parallel : alone;
+  if (o.batch_size < dp.world_size())
+    throw error(o.kind + ": --batch-size " + std::to_string(o.batch_size) +
+                " is smaller than WORLD_SIZE " + std::to_string(dp.world_size()) +
+                " (every rank needs a share of each batch)");
   optimizer_state opt = make_optimizer(p.trainable(false), o.optim);
   checkpoint_store store(run.run_dir + "/checkpoints", run.keep_last);
   const resume_point start = resume_if_asked(run, store, opt);
+  dp.broadcast_from_main(opt.params);  // identical starting weights, however each rank began
   data_order order(static_cast<int64_t>(data.train.size()), run.seed,
                    start.state.value("samples_consumed", int64_t{0}));
-  metrics_log metrics(run.run_dir + "/metrics.jsonl", start.step);
+  std::optional<metrics_log> metrics;  // rank 0 writes the run's files
+  if (dp.is_main()) metrics.emplace(run.run_dir + "/metrics.jsonl", start.step);
   const lr_schedule schedule = make_schedule(o.optim, run.steps);
 
   lm_train_result result;
   if (start.step == 0 && !data.val.empty()) {  // the baseline the run's validation loss improves on
-    result.first_val_loss = evaluate_lm(p, data, data.val, o.batch_size, o.max_len);
-    metrics.append(0, {{"val_loss", result.first_val_loss}});
+    result.first_val_loss = evaluate_lm(p, data, data.val, o.batch_size, o.max_len, &dp);
+    if (metrics) metrics->append(0, {{"val_loss", result.first_val_loss}});
   }
   p.set_training(true);
-  progress_bar bar(o.kind, run.steps, run.progress);
+  progress_bar bar(o.kind, run.steps, run.progress && dp.is_main());
   bar.update(start.step);
   int64_t step = start.step, this_process = 0;
   const auto state = [&] {
@@ -97,12 +115,26 @@ lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_optio
     double loss_sum = 0;
     int64_t tokens = 0;
     for (int64_t micro = 0; micro < o.grad_accum; ++micro) {
-      lm_step_inputs in = prepare(p, data, pick(data.train, order.next(o.batch_size)), o.max_len);
-      torch::Tensor loss = batch_loss(p, in);
+      const std::vector<int64_t> batch = order.next(o.batch_size);
+      std::vector<int64_t> mine;
+      for (int64_t i : dp.shard(static_cast<int64_t>(batch.size())))
+        mine.push_back(batch[static_cast<size_t>(i)]);
+      lm_step_inputs in = prepare(p, data, pick(data.train, mine), o.max_len);
+      // This rank's share of the batch's trained tokens: the ranks' scaled losses add up to the
+      // whole batch's mean loss (a factor of exactly 1 in a single process).
+      const double local = static_cast<double>(in.batch.trained_tokens);
+      const double share = dp.world_size() > 1 ? local / dp.sum({local})[0] : 1.0;
+      torch::Tensor loss = batch_loss(p, in) * share;
       (loss / static_cast<double>(o.grad_accum)).backward();
       loss_sum += loss.item<double>();
       tokens += in.batch.input_ids.numel();
     }
+    if (dp.world_size() > 1) {
+      const std::vector<double> total = dp.sum({loss_sum, static_cast<double>(tokens)});
+      loss_sum = total[0];
+      tokens = static_cast<int64_t>(total[1]);
+    }
+    dp.sum_gradients(opt.params);
     const double grad_norm = clip_gradients(opt.params, o.optim.max_grad_norm);
     opt.adamw->step();
     ++step;
@@ -116,18 +148,18 @@ lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_optio
     const bool last = step == run.steps;
     if ((o.eval_every > 0 && step % o.eval_every == 0) || last) {
       p.set_training(false);
-      m["val_loss"] = evaluate_lm(p, data, data.val, o.batch_size, o.max_len);
+      m["val_loss"] = evaluate_lm(p, data, data.val, o.batch_size, o.max_len, &dp);
       p.set_training(true);
       if (m["val_loss"].get<double>() >= 0) {
         result.last_val_loss = m["val_loss"];
       }
     }
-    metrics.append(step, m);
+    if (metrics) metrics->append(step, m);
     if (result.steps_done == 0) result.first_train_loss = m["loss"];
     result.last_train_loss = m["loss"];
     ++result.steps_done;
     bar.update(step, "loss " + std::to_string(m["loss"].get<double>()).substr(0, 6));
-    if ((run.checkpoint_every > 0 && step % run.checkpoint_every == 0) || last)
+    if (((run.checkpoint_every > 0 && step % run.checkpoint_every == 0) || last) && dp.is_main())
       save_checkpoint(store, step, opt, state());
   }
   bar.finish();

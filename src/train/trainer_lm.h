@@ -38,8 +38,8 @@ struct lm_train_result {
 
 lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_options& options);
 
-// Mean loss over `examples` (no grad), batched.
+// Mean loss over `examples` (no grad), batched; with `parallel`, the ranks share the batches.
 double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm_example>& examples,
-                   int64_t batch_size, int64_t max_len);
+                   int64_t batch_size, int64_t max_len, data_parallel* parallel = nullptr);
 
 }  // namespace sparserl::train

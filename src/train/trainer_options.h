@@ -8,6 +8,8 @@
 
 namespace sparserl::train {
 
+class data_parallel;
+
 struct optimizer_options {
   double lr = 3e-4;
   int64_t warmup_steps = 0;
@@ -28,6 +30,8 @@ struct run_options {
   // Stop (as if killed) after this many steps of this process; -1: never. For tests and
   // budgeted runs; a later --resume continues the same run.
   int64_t stop_after = -1;
+  // The data-parallel group this process trains in (train/data_parallel.h); null: alone.
+  data_parallel* parallel = nullptr;
 };
 
 inline lr_schedule make_schedule(const optimizer_options& o, int64_t steps) {

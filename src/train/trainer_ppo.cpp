@@ -6,10 +6,12 @@
 #include <chrono>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <thread>
 
 #include "sparse/error.h"
 #include "train/data_order.h"
+#include "train/data_parallel.h"
 #include "train/metrics_log.h"
 #include "train/program_sampler.h"
 #include "train/progress_bar.h"
@@ -116,27 +118,47 @@ std::vector<verdict> judge_all(evaluator& judge, const std::vector<ppo_task>& ta
   return out;
 }
 
-void fill_reward_stats(const std::vector<verdict>& v, ppo_step_stats& s) {
-  double sum = 0, sq = 0, speed = 0;
-  int compiled = 0, correct = 0, extracted = 0, timed = 0;
+// The reward statistics over every rank's verdicts (counts summed across ranks first).
+void fill_reward_stats(const std::vector<verdict>& v, ppo_step_stats& s, data_parallel& dp) {
+  std::vector<double> t(8, 0.0);  // sum, squares, compiled, correct, extracted, speed, timed, n
   for (const verdict& x : v) {
-    sum += x.reward;
-    sq += x.reward * x.reward;
-    compiled += x.compiled;
-    correct += x.correct;
-    extracted += x.extracted;
+    t[0] += x.reward;
+    t[1] += x.reward * x.reward;
+    t[2] += x.compiled;
+    t[3] += x.correct;
+    t[4] += x.extracted;
     if (x.correct && x.speedup) {
-      speed += *x.speedup;
-      ++timed;
+      t[5] += *x.speedup;
+      t[6] += 1;
     }
   }
-  const double n = static_cast<double>(v.size());
-  s.reward_mean = sum / n;
-  s.reward_std = std::sqrt(std::max(0.0, sq / n - s.reward_mean * s.reward_mean));
-  s.compile_rate = compiled / n;
-  s.correct_rate = correct / n;
-  s.extract_rate = extracted / n;
-  s.mean_speedup = timed ? speed / timed : 0.0;
+  t[7] = static_cast<double>(v.size());
+  t = dp.sum(t);
+  const double n = t[7];
+  s.reward_mean = t[0] / n;
+  s.reward_std = std::sqrt(std::max(0.0, t[1] / n - s.reward_mean * s.reward_mean));
+  s.compile_rate = t[2] / n;
+  s.correct_rate = t[3] / n;
+  s.extract_rate = t[4] / n;
+  s.mean_speedup = t[6] > 0 ? t[5] / t[6] : 0.0;
+}
+
+// The policy statistics averaged over the ranks (equal shares), the throughputs summed.
+void reduce_update_stats(ppo_step_stats& s, data_parallel& dp) {
+  if (dp.world_size() == 1) return;
+  const double w = dp.world_size();
+  const std::vector<double> t =
+      dp.sum({s.kl, s.entropy, s.clip_fraction, s.approx_kl, s.policy_loss, s.value_loss,
+              s.tokens_per_s, s.reward_evals_per_s, s.response_tokens});
+  s.kl = t[0] / w;
+  s.entropy = t[1] / w;
+  s.clip_fraction = t[2] / w;
+  s.approx_kl = t[3] / w;
+  s.policy_loss = t[4] / w;
+  s.value_loss = t[5] / w;
+  s.tokens_per_s = t[6];
+  s.reward_evals_per_s = t[7];
+  s.response_tokens = t[8];
 }
 
 nlohmann::json to_json(const ppo_step_stats& s) {
@@ -184,6 +206,7 @@ struct ppo_context {
   const qwen3_model* reference;  // null: the policy itself with adapters off
   optimizer_state& opt;
   kl_controller& kl;
+  data_parallel& dp;
 };
 
 rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int64_t step,
@@ -193,8 +216,10 @@ rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int6
     const ppo_task& t = c.tasks[static_cast<size_t>(i)];
     requests.push_back({t.op, t.k, &t.matrix, &t.encoding});
   }
+  // Each rank samples its own stream (rank 0's is the single process's).
   const sampling_options sampling{c.o.temperature, c.o.top_k, c.o.top_p,
-                                  c.o.run.seed * 1000003ull + static_cast<uint64_t>(step)};
+                                  c.o.run.seed * 1000003ull + static_cast<uint64_t>(step) +
+                                      static_cast<uint64_t>(c.dp.rank()) * 0x9e3779b97f4a7c15ull};
   sampled_programs sampled = sample_programs(c.p, requests, c.o.max_new_tokens, sampling);
   rollouts r;
   r.task_index = idx;
@@ -209,7 +234,8 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
                    const torch::Tensor& old_values, const gae_result& gae, int64_t step,
                    ppo_step_stats& s) {
   const int64_t b = static_cast<int64_t>(r.generations.size());
-  const int64_t mb = std::max<int64_t>(1, std::min(c.o.mini_batch, b));
+  // The mini-batch is global: each rank takes its share of it (every rank holds b rollouts).
+  const int64_t mb = std::max<int64_t>(1, std::min(c.o.mini_batch / c.dp.world_size(), b));
   const torch::Device dev = c.p.device();
   double pl = 0, vl = 0, cf = 0, ak = 0;
   int updates = 0;
@@ -230,7 +256,8 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
                      old_values.index_select(0, rows_dev), gae.advantages.index_select(0, rows_dev),
                      gae.returns.index_select(0, rows_dev), mask, c.o.clip);
       c.opt.adamw->zero_grad();
-      terms.loss.backward();
+      (terms.loss / static_cast<double>(c.dp.world_size())).backward();
+      c.dp.sum_gradients(c.opt.params);  // the mean of the ranks' gradients
       clip_gradients(c.opt.params, c.o.optim.max_grad_norm);
       c.opt.adamw->step();
       pl += terms.policy_loss.item<double>();
@@ -271,7 +298,7 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
   std::vector<verdict> v = verdicts.get();
   s.reward_s = seconds_since(t1);
   s.reward_evals_per_s = static_cast<double>(v.size()) / std::max(s.reward_s, 1e-9);
-  fill_reward_stats(v, s);
+  fill_reward_stats(v, s, c.dp);
 
   auto t2 = clock_type::now();
   const torch::Device dev = c.p.device();
@@ -287,7 +314,8 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
   gae_result gae =
       compute_gae(rewards, old.values, mask, c.o.gamma, c.o.lam, c.o.advantage_std_floor);
   update_policy(c, r, old.logprobs, old.values, gae, step, s);
-  c.kl.update(s.kl, static_cast<int64_t>(idx.size()));
+  reduce_update_stats(s, c.dp);  // every rank's controller sees the same KL
+  c.kl.update(s.kl, static_cast<int64_t>(idx.size()) * c.dp.world_size());
   s.update_s = seconds_since(t2);
   return s;
 }
@@ -312,32 +340,45 @@ ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& j
   if (tasks.empty()) throw error("train-ppo: no tasks (matrices) to train on");
   if (!p.value()) throw error("train-ppo: the policy has no value head");
   const run_options& run = o.run;
+  data_parallel alone;
+  data_parallel& dp = run.parallel ? *run.parallel : alone;
+  if (o.batch_size % dp.world_size() != 0)
+    throw error("train-ppo: --batch-size " + std::to_string(o.batch_size) +
+                " is not a multiple of WORLD_SIZE " + std::to_string(dp.world_size()) +
+                " (every rank takes an equal share of the rollouts)");
   // The reference is taken before a resume restores later weights: it is the starting policy.
   std::unique_ptr<qwen3_model> reference = p.model().has_lora() ? nullptr : frozen_copy(p.model());
   optimizer_state opt = make_optimizer(p.trainable(true, false), o.optim);
   checkpoint_store store(run.run_dir + "/checkpoints", run.keep_last);
   const resume_point start = resume_if_asked(run, store, opt);
+  dp.broadcast_from_main(opt.params);
   kl_controller kl(start.state.value("kl_coef", o.kl_coef), o.target_kl, o.kl_horizon);
   data_order order(static_cast<int64_t>(tasks.size()), run.seed,
                    start.state.value("samples_consumed", int64_t{0}));
-  metrics_log metrics(run.run_dir + "/metrics.jsonl", start.step);
+  std::optional<metrics_log> metrics;  // rank 0 writes the run's files
+  if (dp.is_main()) metrics.emplace(run.run_dir + "/metrics.jsonl", start.step);
   const lr_schedule schedule = make_schedule(o.optim, run.steps);
-  ppo_context c{p, tasks, judge, o, reference.get(), opt, kl};
+  ppo_context c{p, tasks, judge, o, reference.get(), opt, kl, dp};
 
   ppo_result result;
-  progress_bar bar("ppo", run.steps, run.progress);
+  progress_bar bar("ppo", run.steps, run.progress && dp.is_main());
   bar.update(start.step);
   p.set_training(false);
   int64_t step = start.step, this_process = 0;
   while (step < run.steps && (run.stop_after < 0 || this_process < run.stop_after)) {
     set_learning_rate(*opt.adamw, schedule.at(step));
-    ppo_step_stats s = ppo_step(c, order.next(o.batch_size), step);
+    const std::vector<int64_t> batch = order.next(o.batch_size);
+    std::vector<int64_t> mine;  // this rank's share of the step's tasks
+    for (int64_t i : dp.shard(static_cast<int64_t>(batch.size())))
+      mine.push_back(batch[static_cast<size_t>(i)]);
+    ppo_step_stats s = ppo_step(c, mine, step);
     ++step;
     ++this_process;
-    metrics.append(step, to_json(s));
+    if (metrics) metrics->append(step, to_json(s));
     result.steps.push_back(s);
     bar.update(step, "reward " + std::to_string(s.reward_mean).substr(0, 6));
-    if ((run.checkpoint_every > 0 && step % run.checkpoint_every == 0) || step == run.steps)
+    if (((run.checkpoint_every > 0 && step % run.checkpoint_every == 0) || step == run.steps) &&
+        dp.is_main())
       save_checkpoint(
           store, step, opt,
           {{"samples_consumed", order.consumed()}, {"kl_coef", kl.value()}, {"kind", "ppo"}});

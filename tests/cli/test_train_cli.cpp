@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "cli_testing.h"
+#include "free_port.h"
 
 namespace sparserl::testing {
 namespace {
@@ -48,6 +49,23 @@ class train_cli : public cli_test {
  protected:
   // Runs `sparserl ARGS` with the temp directory as the working directory, as the original's
   // commands expect (relative dataset/ and runs/ paths).
+  // Runs `sparserl ARGS` as ranks 0 and 1 of a torchrun-style launch on loopback; the code is 0
+  // when both exited 0, err holds rank 0's stderr then rank 1's.
+  run_result run_two_ranks(const std::string& args) const {
+    const std::string env =
+        "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(free_port()) +
+        " OMP_NUM_THREADS=1 ";
+    const std::string rank = env + std::string(SPARSERL_CLI) + " " + args;
+    const std::string command = "cd " + dir_.string() + " && (RANK=1 " + rank +
+                                " 2>rank1.err & RANK=0 " + rank +
+                                " 2>rank0.err; r0=$?; wait $!; r1=$?; "
+                                "test $r0 -eq 0 -a $r1 -eq 0) >/dev/null </dev/null";
+    run_result r;
+    r.code = std::system(command.c_str()) == 0 ? 0 : 1;
+    r.err = slurp(dir_ / "rank0.err") + slurp(dir_ / "rank1.err");
+    return r;
+  }
+
   run_result run_here(const std::string& args) const {
     const std::string out = path("stdout"), err = path("stderr");
     const std::string command = "cd " + dir_.string() + " && " + SPARSERL_CLI + " " + args + " >" +
@@ -151,8 +169,8 @@ TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
   int kills = 0;
   for (int round = 0; round < 8; ++round) {
     const std::string log = path("round-" + std::to_string(round) + ".err");
-    const pid_t child = start_group(common + path("killed") + (round ? " --resume" : "") +
-                                    " >/dev/null 2>" + log);
+    const pid_t child =
+        start_group(common + path("killed") + (round ? " --resume" : "") + " >/dev/null 2>" + log);
     ASSERT_GE(child, 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
     const int status = kill_group(child);
@@ -164,11 +182,50 @@ TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
     break;
   }
-  const run_result last = run_here(common.substr(common.find(" train-sft") + 1) + path("killed") +
-                                   " --resume");
+  const run_result last =
+      run_here(common.substr(common.find(" train-sft") + 1) + path("killed") + " --resume");
   ASSERT_EQ(last.code, 0) << last.err;
   EXPECT_GE(kills, 3) << "the runs ended before the kills could test anything";
   EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), losses(dir_ / "straight/metrics.jsonl"));
+}
+
+// Data parallelism over gloo on loopback, launched torchrun-style: two ranks train on halves of
+// every batch and log the single process's losses (up to summation order); the two-rank run,
+// stopped half way, resumes in one process.
+TEST_F(train_cli, two_ranks_over_gloo_match_one_process_and_resume_in_one) {
+  ASSERT_EQ(
+      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
+  const std::string common =
+      " train-sft --data " + path("sft.jsonl") +
+      " --steps 6 --checkpoint-every 3 --batch-size 4 --device cpu --no-progress "
+      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  const run_result one = run_here(common + path("one"));
+  ASSERT_EQ(one.code, 0) << one.err;
+
+  run_result two = run_two_ranks(common + path("two") + " --stop-after 3");
+  if (two.err.find("this build is without") != std::string::npos ||
+      two.err.find("no c10d backend") != std::string::npos)
+    GTEST_SKIP() << two.err;
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_NE(two.err.find("data parallel: rank 0 of 2 (gloo"), std::string::npos) << two.err;
+  EXPECT_EQ(losses(dir_ / "two/metrics.jsonl").size(), 3u) << "rank 0 logs once per step";
+
+  const run_result resumed = run_here(common + path("two") + " --resume");
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  const std::vector<double> a = losses(dir_ / "one/metrics.jsonl");
+  const std::vector<double> b = losses(dir_ / "two/metrics.jsonl");
+  ASSERT_EQ(a.size(), 6u);
+  ASSERT_EQ(b.size(), 6u);
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(b[i], a[i], 1e-4 * std::abs(a[i])) << i;
+
+  // PPO: each rank generates and judges half of the rollouts; rank 0 logs the whole step's.
+  two = run_two_ranks(
+      " train-ppo --steps 1 --batch-size 2 --mini-batch 2 --max-new-tokens 16 "
+      "--device cpu --no-progress --model-path " +
+      path("two/final") + " -o " + path("ppo"));
+  ASSERT_EQ(two.code, 0) << two.err;
+  EXPECT_THAT(slurp(dir_ / "ppo/metrics.jsonl"), ::testing::HasSubstr("\"reward_mean\""));
+  EXPECT_TRUE(fs::exists(dir_ / "ppo/final/value_head.safetensors"));
 }
 
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {

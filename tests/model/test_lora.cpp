@@ -3,10 +3,10 @@
 // Adam through forward_hidden lowers a toy LM loss, and dropout acts only in training mode
 // while autograd records.
 #include <gtest/gtest.h>
-#include <torch/types.h>
-#include <torch/utils.h>
 #include <torch/nn/functional/loss.h>
 #include <torch/optim/adam.h>
+#include <torch/types.h>
+#include <torch/utils.h>
 
 #include <cmath>
 #include <set>

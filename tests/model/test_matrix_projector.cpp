@@ -2,9 +2,9 @@
 // save / load round trip, refusal of files that do not fit, and its output as the Qwen3 prefix.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/cuda.h>
 #include <unistd.h>
 
 #include <cmath>

@@ -3,9 +3,9 @@
 // loads the same directory in bf16 on the GPU and compares. Skips unless SPARSERL_LIVE_QWEN3_DIR
 // names such a directory and a GPU is there. (The fp32 parity fixtures are in test_qwen3.cpp.)
 #include <gtest/gtest.h>
+#include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
-#include <torch/cuda.h>
 
 #include <cstdlib>
 
