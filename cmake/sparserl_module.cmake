@@ -29,8 +29,10 @@ function(sparserl_module name)
 endfunction()
 
 # One GoogleTest executable per tests/<module>/test_*.cpp, so a test file builds on its own.
+# LONG: the stems (test_x) of files of end-to-end tests that run for tens of seconds each; their
+# tests carry the CTest label `long` (scripts/sanitize.sh can leave them out to fit CI's budget).
 function(sparserl_tests module)
-  cmake_parse_arguments(ARG "" "" "DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "" "DEPS;LONG" ${ARGN})
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_*.cpp)
   foreach(file ${tests})
     get_filename_component(stem ${file} NAME_WE)
@@ -42,7 +44,11 @@ function(sparserl_tests module)
     target_compile_definitions(${target} PRIVATE
       SPARSERL_SOURCE_DIR="${PROJECT_SOURCE_DIR}" SPARSERL_BINARY_DIR="${PROJECT_BINARY_DIR}")
     sparserl_torch_pch(${target})
-    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+    set(labels unit)
+    if(stem IN_LIST ARG_LONG)
+      set(labels long)
+    endif()
+    gtest_discover_tests(${target} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600 LABELS ${labels})
   endforeach()
 endfunction()
 
