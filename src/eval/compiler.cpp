@@ -132,8 +132,11 @@ void close_other_fds(int keep_max) {
   ::setrlimit(RLIMIT_AS, &as);
   rlimit core{};
   ::setrlimit(RLIMIT_CORE, &core);
-  rlimit cpu{};  // a backstop for when the parent cannot kill us
-  cpu.rlim_cur = cpu.rlim_max = static_cast<rlim_t>(std::ceil(options.timeout_s)) + 2;
+  // The time limit is CPU time, so that a busy machine cannot fail a legitimate compile: SIGXCPU
+  // at the limit (whole seconds, rounded up), SIGKILL a second later.
+  rlimit cpu{};
+  cpu.rlim_cur = static_cast<rlim_t>(std::max(1.0, std::ceil(options.timeout_s)));
+  cpu.rlim_max = cpu.rlim_cur + 1;
   ::setrlimit(RLIMIT_CPU, &cpu);
   child_reply reply;
   try {
@@ -270,7 +273,7 @@ void describe_death(int status, const std::string& captured, const compile_optio
     r.error = "compile exceeded memory limit (" + mib(options.memory_bytes) + ")";
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
     r.timed_out = true;
-    r.error = "compile timed out after " + seconds_text(options.timeout_s) + " s (CPU limit)";
+    r.error = "compile timed out after " + seconds_text(options.timeout_s) + " s of CPU time";
   } else {
     r.error = "compile process died (" + signal_text(status) + ")";
   }
@@ -339,9 +342,10 @@ compile_result compile_device_source(const std::string& source, const compile_op
     ::close(write_end.fd);
     write_end.fd = -1;
 
-    const auto deadline =
-        start + std::chrono::duration_cast<clock_type::duration>(
-                    std::chrono::duration<double>(std::max(0.0, options.timeout_s)));
+    // Wall clock only as a backstop (a child that is not scheduled or is stuck off the CPU).
+    const double wall_s = compile_wall_limit_s(options);
+    const auto deadline = start + std::chrono::duration_cast<clock_type::duration>(
+                                      std::chrono::duration<double>(wall_s));
     std::vector<char> frame;
     bool eof = false;
     const bool in_time = read_frame(read_end.fd, deadline, frame, eof);
@@ -351,7 +355,8 @@ compile_result compile_device_source(const std::string& source, const compile_op
     }
     if (!in_time) {
       r.timed_out = true;
-      r.error = "compile timed out after " + seconds_text(options.timeout_s) + " s";
+      r.error = "compile timed out after " + seconds_text(wall_s) + " s of wall time (limit " +
+                seconds_text(options.timeout_s) + " s of CPU time)";
     } else if (!eof) {
       decode_reply(frame, options, r);
     } else {

@@ -4,6 +4,7 @@
 // huge unrolls) is killed and reported instead of stalling or exhausting the trainer; the
 // result comes back over a pipe in eval/wire.h framing. No GPU is needed (NVRTC only).
 // Callers screen the source first (eval/source_screen.h).
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -21,12 +22,17 @@ std::string default_cuda_include_dir();
 
 struct compile_options {
   std::string arch = "sm_90";               // --gpu-architecture=<arch>
-  double timeout_s = 20;                    // wall clock; the child is killed after it
+  double timeout_s = 20;                    // CPU seconds (load-independent); wall: see below
   int64_t memory_bytes = int64_t{2} << 30;  // address space the compile may add
   int64_t max_log_bytes = 64 * 1024;        // the log is cut after this many bytes
   bool lineinfo = false;                    // -lineinfo (profilers map SASS to lines)
   std::vector<std::string> include_dirs = {default_cuda_include_dir()};  // "" entries skipped
 };
+
+// The wall-clock backstop for a compile: 3 x timeout_s + 5 s (the limit itself is CPU time).
+inline double compile_wall_limit_s(const compile_options& o) {
+  return 3 * std::max(0.0, o.timeout_s) + 5;
+}
 
 // The exact NVRTC flags for `options` (also part of the cache key).
 std::vector<std::string> nvrtc_flags(const compile_options& options);

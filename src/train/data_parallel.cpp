@@ -89,7 +89,25 @@ std::string first_line(const std::exception& ex) {
 
 c10::intrusive_ptr<c10d_backend> make_backend(const launch_env& e, torch::Device device,
                                               const c10::intrusive_ptr<c10d::Store>& store,
-                                              std::chrono::milliseconds timeout);
+                                              std::chrono::milliseconds timeout) {
+  if (device.is_cuda()) {
+#if defined(SPARSERL_WITH_NCCL)
+    ::setenv("NCCL_NVLS_ENABLE", "0", 1);  // never NVLink multicast (see DESIGN.md, machines)
+    auto o = c10d::ProcessGroupNCCL::Options::create();
+    o->timeout = timeout;
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, e.rank, e.world_size, o);
+#else
+    throw error("data parallel on CUDA needs NCCL, which this build is without");
+#endif
+  }
+#if defined(SPARSERL_WITH_GLOO)
+  auto o = c10d::ProcessGroupGloo::Options::create(timeout);
+  o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(e.master_addr));
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, e.rank, e.world_size, o);
+#else
+  throw error("data parallel on the CPU needs gloo, which this build is without");
+#endif
+}
 
 }  // namespace
 
@@ -115,32 +133,6 @@ data_parallel::data_parallel(const launch_env& env, torch::Device device, double
   }
   group_->name = device.is_cuda() ? "nccl" : "gloo";
 }
-
-namespace {
-
-c10::intrusive_ptr<c10d_backend> make_backend(const launch_env& e, torch::Device device,
-                                              const c10::intrusive_ptr<c10d::Store>& store,
-                                              std::chrono::milliseconds timeout) {
-  if (device.is_cuda()) {
-#if defined(SPARSERL_WITH_NCCL)
-    ::setenv("NCCL_NVLS_ENABLE", "0", 1);  // never NVLink multicast (see DESIGN.md, machines)
-    auto o = c10d::ProcessGroupNCCL::Options::create();
-    o->timeout = timeout;
-    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, e.rank, e.world_size, o);
-#else
-    throw error("data parallel on CUDA needs NCCL, which this build is without");
-#endif
-  }
-#if defined(SPARSERL_WITH_GLOO)
-  auto o = c10d::ProcessGroupGloo::Options::create(timeout);
-  o->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(e.master_addr));
-  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, e.rank, e.world_size, o);
-#else
-  throw error("data parallel on the CPU needs gloo, which this build is without");
-#endif
-}
-
-}  // namespace
 
 data_parallel::~data_parallel() = default;
 
