@@ -1,7 +1,6 @@
 #include "eval/compiler.h"
 
 #include <fcntl.h>
-#include <nvrtc.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -57,108 +56,30 @@ std::string first_error_line(const std::string& log) {
 // ---- the child
 // ------------------------------------------------------------------------------------
 
+// The reply's status byte (sparserl-nvrtc-child writes it, eval/nvrtc_child/main.cpp).
 enum class child_status : uint8_t { ok, source_error, out_of_memory, nvrtc_failure };
-
-struct child_reply {
-  child_status status = child_status::nvrtc_failure;
-  std::string message;  // NVRTC's result string
-  std::string log;
-  std::vector<char> cubin;
-};
-
-child_reply run_nvrtc(const std::string& source, const std::vector<std::string>& flags) {
-  child_reply reply;
-  nvrtcProgram prog = nullptr;
-  nvrtcResult rc = nvrtcCreateProgram(&prog, source.c_str(), "program.cu", 0, nullptr, nullptr);
-  if (rc != NVRTC_SUCCESS) {
-    reply.status =
-        rc == NVRTC_ERROR_OUT_OF_MEMORY ? child_status::out_of_memory : child_status::nvrtc_failure;
-    reply.message = nvrtcGetErrorString(rc);
-    return reply;
-  }
-  std::vector<const char*> argv;
-  for (const std::string& f : flags) argv.push_back(f.c_str());
-  rc = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
-  size_t log_size = 0;
-  if (nvrtcGetProgramLogSize(prog, &log_size) == NVRTC_SUCCESS && log_size > 1) {
-    reply.log.resize(log_size);
-    if (nvrtcGetProgramLog(prog, reply.log.data()) != NVRTC_SUCCESS) reply.log.clear();
-    while (!reply.log.empty() && reply.log.back() == '\0') reply.log.pop_back();
-  }
-  reply.message = nvrtcGetErrorString(rc);
-  if (rc == NVRTC_SUCCESS) {
-    size_t n = 0;
-    if (nvrtcGetCUBINSize(prog, &n) == NVRTC_SUCCESS && n > 0) {
-      reply.cubin.resize(n);
-      if (nvrtcGetCUBIN(prog, reply.cubin.data()) == NVRTC_SUCCESS) reply.status = child_status::ok;
-    }
-    if (reply.status != child_status::ok) reply.message = "NVRTC produced no CUBIN";
-  } else if (rc == NVRTC_ERROR_COMPILATION) {
-    reply.status = child_status::source_error;
-  } else if (rc == NVRTC_ERROR_OUT_OF_MEMORY) {
-    reply.status = child_status::out_of_memory;
-  }
-  nvrtcDestroyProgram(&prog);
-  return reply;
-}
-
-int64_t address_space_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t pages = 0;
-  statm >> pages;
-  return pages * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
-}
 
 void close_other_fds(int keep_max) {
   if (::syscall(SYS_close_range, static_cast<unsigned>(keep_max + 1), ~0U, 0) == 0) return;
   for (int fd = keep_max + 1; fd < 4096; ++fd) ::close(fd);
 }
 
-// Runs in the forked child: never returns.
-[[noreturn]] void child_main(int result_fd, int stderr_fd, pid_t parent, const std::string& source,
-                             const std::vector<std::string>& flags,
-                             const compile_options& options) {
+// Runs in the forked child, which only execs: a fork of a multi-threaded process may call
+// nothing that takes a lock (malloc, locales, the loader) until exec. argv and envp are built
+// before the fork. fd 0 = the source, 2 = the capture file, 3 = the result pipe.
+[[noreturn]] void child_exec(int source_fd, int result_fd, int stderr_fd, pid_t parent,
+                             const char* path, char* const* argv) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (::getppid() != parent) ::_exit(3);
-  // fd 2 = the capture file (LLVM reports "out of memory" there), fd 3 = the result pipe.
   const int out = ::fcntl(result_fd, F_DUPFD, 10);
-  ::dup2(stderr_fd, 2);
-  ::dup2(out, 3);
-  close_other_fds(3);
-  // The limit is on top of what the parent already maps: a trainer's address space can be
-  // large and is inherited whole.
-  rlimit as{};
-  as.rlim_cur = as.rlim_max = static_cast<rlim_t>(address_space_bytes() + options.memory_bytes);
-  ::setrlimit(RLIMIT_AS, &as);
-  rlimit core{};
-  ::setrlimit(RLIMIT_CORE, &core);
-  // The time limit is CPU time, so that a busy machine cannot fail a legitimate compile: SIGXCPU
-  // at the limit (whole seconds, rounded up), SIGKILL a second later.
-  rlimit cpu{};
-  cpu.rlim_cur = static_cast<rlim_t>(std::max(1.0, std::ceil(options.timeout_s)));
-  cpu.rlim_max = cpu.rlim_cur + 1;
-  ::setrlimit(RLIMIT_CPU, &cpu);
-  child_reply reply;
-  try {
-    reply = run_nvrtc(source, flags);
-  } catch (const std::bad_alloc&) {
-    reply.status = child_status::out_of_memory;
-    reply.message = "std::bad_alloc";
-  } catch (...) {
-    reply.status = child_status::nvrtc_failure;
-    reply.message = "exception in NVRTC";
-  }
-  try {
-    wire::writer w;
-    w.put(static_cast<uint8_t>(reply.status));
-    w.put_string(reply.message);
-    w.put_string(reply.log);
-    w.put_vector(reply.cubin);
-    wire::write_message(3, w.bytes());
-  } catch (...) {
+  const int err = ::fcntl(stderr_fd, F_DUPFD, 10);
+  const int in = ::fcntl(source_fd, F_DUPFD, 10);
+  if (out < 0 || err < 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 ||
+      ::dup2(out, 3) < 0)
     ::_exit(4);
-  }
-  ::_exit(0);
+  close_other_fds(3);
+  ::execv(path, argv);
+  ::_exit(5);
 }
 
 // ---- the parent
@@ -280,6 +201,30 @@ void describe_death(int status, const std::string& captured, const compile_optio
   r.log = cut_log(captured, options.max_log_bytes);
 }
 
+bool write_all(int fd, const std::string& bytes) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// sparserl-nvrtc-child: beside the running executable, else the build tree's.
+std::string nvrtc_child_path() {
+  char self[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  if (n > 0) {
+    std::string dir(self, static_cast<size_t>(n));
+    dir = dir.substr(0, dir.rfind('/') + 1);
+    if (::access((dir + "sparserl-nvrtc-child").c_str(), X_OK) == 0)
+      return dir + "sparserl-nvrtc-child";
+  }
+  return SPARSERL_NVRTC_CHILD;
+}
+
 struct fd_guard {
   int fd = -1;
   ~fd_guard() {
@@ -332,13 +277,32 @@ compile_result compile_device_source(const std::string& source, const compile_op
       r.error = std::string("compile: memfd_create failed: ") + std::strerror(errno);
       return r;
     }
+    fd_guard source_file{::memfd_create("sparserl-nvrtc-source", MFD_CLOEXEC)};
+    if (source_file.fd < 0 || !write_all(source_file.fd, source) ||
+        ::lseek(source_file.fd, 0, SEEK_SET) != 0) {
+      r.error = std::string("compile: cannot stage the source: ") + std::strerror(errno);
+      return r;
+    }
+    const std::string child = nvrtc_child_path();
+    if (::access(child.c_str(), X_OK) != 0) {
+      r.error = "compile: cannot run " + child + ": " + std::strerror(errno);
+      return r;
+    }
+    std::vector<std::string> args = {
+        child, std::to_string(options.memory_bytes),
+        std::to_string(static_cast<int64_t>(std::ceil(std::max(1.0, options.timeout_s))))};
+    args.insert(args.end(), flags.begin(), flags.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
       r.error = std::string("compile: fork failed: ") + std::strerror(errno);
       return r;
     }
-    if (pid == 0) child_main(write_end.fd, capture.fd, parent, source, flags, options);
+    if (pid == 0)
+      child_exec(source_file.fd, write_end.fd, capture.fd, parent, child.c_str(), argv.data());
     ::close(write_end.fd);
     write_end.fd = -1;
 
