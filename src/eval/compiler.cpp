@@ -74,8 +74,7 @@ void close_other_fds(int keep_max) {
   const int out = ::fcntl(result_fd, F_DUPFD, 10);
   const int err = ::fcntl(stderr_fd, F_DUPFD, 10);
   const int in = ::fcntl(source_fd, F_DUPFD, 10);
-  if (out < 0 || err < 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 ||
-      ::dup2(out, 3) < 0)
+  if (out < 0 || err < 0 || in < 0 || ::dup2(in, 0) < 0 || ::dup2(err, 2) < 0 || ::dup2(out, 3) < 0)
     ::_exit(4);
   close_other_fds(3);
   ::execv(path, argv);

@@ -112,10 +112,6 @@ TEST(compiler, template_bomb_is_stopped_by_the_timeout) {
 }
 
 TEST(compiler, inline_bomb_hits_the_memory_limit) {
-#if SPARSERL_SANITIZE
-  GTEST_SKIP() << "under ASan the allocator serves NVRTC from address space it reserved at "
-                  "start-up, so the compile child's RLIMIT_AS cannot bound it";
-#endif
   compile_options o;
   o.memory_bytes = int64_t{256} << 20;
   o.timeout_s = 15;
