@@ -16,10 +16,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <future>
-#include <new>
 
+#include "eval/nvrtc_reply.h"
 #include "eval/wire.h"
 
 namespace sparserl {
@@ -56,8 +55,7 @@ std::string first_error_line(const std::string& log) {
 // ---- the child
 // ------------------------------------------------------------------------------------
 
-// The reply's status byte (sparserl-nvrtc-child writes it, eval/nvrtc_child/main.cpp).
-enum class child_status : uint8_t { ok, source_error, out_of_memory, nvrtc_failure };
+using child_status = nvrtc_child_status;
 
 void close_other_fds(int keep_max) {
   if (::syscall(SYS_close_range, static_cast<unsigned>(keep_max + 1), ~0U, 0) == 0) return;

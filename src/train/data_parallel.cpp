@@ -228,9 +228,11 @@ bool data_parallel::has_backend(torch::Device device) {
   return false;
 }
 
-std::vector<int64_t> data_parallel::shard(int64_t n) const {
+std::vector<int64_t> data_parallel::shard(const std::vector<int64_t>& batch) const {
   std::vector<int64_t> out;
-  for (int64_t i = env_.rank; i < n; i += env_.world_size) out.push_back(i);
+  for (size_t i = static_cast<size_t>(env_.rank); i < batch.size();
+       i += static_cast<size_t>(env_.world_size))
+    out.push_back(batch[i]);
   return out;
 }
 

@@ -46,8 +46,8 @@ class data_parallel {
   bool is_main() const { return env_.rank == 0; }
   const char* backend() const;  // "none", "gloo", "nccl"
 
-  // The positions of a global batch of `n` samples this rank takes: rank, rank + world, ...
-  std::vector<int64_t> shard(int64_t n) const;
+  // The samples of a global batch this rank takes: those at positions rank, rank + world, ...
+  std::vector<int64_t> shard(const std::vector<int64_t>& batch) const;
 
   // Sums every trainable parameter's gradient across ranks, in buckets of at most bucket_bytes
   // (one all-reduce per bucket of same-dtype gradients); a missing gradient counts as zeros. All

@@ -115,10 +115,7 @@ lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_optio
     double loss_sum = 0;
     int64_t tokens = 0;
     for (int64_t micro = 0; micro < o.grad_accum; ++micro) {
-      const std::vector<int64_t> batch = order.next(o.batch_size);
-      std::vector<int64_t> mine;
-      for (int64_t i : dp.shard(static_cast<int64_t>(batch.size())))
-        mine.push_back(batch[static_cast<size_t>(i)]);
+      const std::vector<int64_t> mine = dp.shard(order.next(o.batch_size));
       lm_step_inputs in = prepare(p, data, pick(data.train, mine), o.max_len);
       // This rank's share of the batch's trained tokens: the ranks' scaled losses add up to the
       // whole batch's mean loss (a factor of exactly 1 in a single process).

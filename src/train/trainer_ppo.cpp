@@ -367,11 +367,7 @@ ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& j
   int64_t step = start.step, this_process = 0;
   while (step < run.steps && (run.stop_after < 0 || this_process < run.stop_after)) {
     set_learning_rate(*opt.adamw, schedule.at(step));
-    const std::vector<int64_t> batch = order.next(o.batch_size);
-    std::vector<int64_t> mine;  // this rank's share of the step's tasks
-    for (int64_t i : dp.shard(static_cast<int64_t>(batch.size())))
-      mine.push_back(batch[static_cast<size_t>(i)]);
-    ppo_step_stats s = ppo_step(c, mine, step);
+    ppo_step_stats s = ppo_step(c, dp.shard(order.next(o.batch_size)), step);
     ++step;
     ++this_process;
     if (metrics) metrics->append(step, to_json(s));

@@ -47,8 +47,17 @@ int kill_group(pid_t child) {
 
 class train_cli : public cli_test {
  protected:
-  // Runs `sparserl ARGS` with the temp directory as the working directory, as the original's
-  // commands expect (relative dataset/ and runs/ paths).
+  // Builds a 4-matrix SFT set and sets `args` to a train-sft run of a tiny model on it with
+  // `options`, ending in "-o " for the run directory.
+  void tiny_sft(const std::string& options, std::string& args) const {
+    const run_result d =
+        run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl"));
+    ASSERT_EQ(d.code, 0) << d.err;
+    args = "train-sft --data " + path("sft.jsonl") + " " + options +
+           " --device cpu --no-progress --init-hidden 32 --init-layers 1 --init-intermediate 64 "
+           "--max-len 256 -o ";
+  }
+
   // Runs `sparserl ARGS` as ranks 0 and 1 of a torchrun-style launch on loopback; the code is 0
   // when both exited 0, err holds rank 0's stderr then rank 1's.
   run_result run_two_ranks(const std::string& args) const {
@@ -66,6 +75,8 @@ class train_cli : public cli_test {
     return r;
   }
 
+  // Runs `sparserl ARGS` with the temp directory as the working directory, as the original's
+  // commands expect (relative dataset/ and runs/ paths).
   run_result run_here(const std::string& args) const {
     const std::string out = path("stdout"), err = path("stderr");
     const std::string command = "cd " + dir_.string() + " && " + SPARSERL_CLI + " " + args + " >" +
@@ -127,12 +138,9 @@ TEST_F(train_cli, bad_inputs_fail_with_one_line) {
 }
 
 TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
-  ASSERT_EQ(
-      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
-  const std::string common =
-      std::string(SPARSERL_CLI) + " train-sft --data " + path("sft.jsonl") +
-      " --steps 24 --checkpoint-every 4 --device cpu --no-progress "
-      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  std::string sft;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 24 --checkpoint-every 4", sft));
+  const std::string common = std::string(SPARSERL_CLI) + " " + sft;
   ASSERT_EQ(std::system((common + path("straight") + " >/dev/null 2>&1").c_str()), 0);
 
   const pid_t child = start_group(common + path("killed") + " >/dev/null 2>&1");
@@ -156,12 +164,9 @@ TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
 // checkpoint), then --resume, again and again: every restart must find the newest complete
 // checkpoint loadable, and the run, once let finish, must give the uninterrupted run's losses.
 TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
-  ASSERT_EQ(
-      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
-  const std::string common =
-      std::string(SPARSERL_CLI) + " train-sft --data " + path("sft.jsonl") +
-      " --steps 16 --checkpoint-every 1 --keep-last 2 --device cpu --no-progress "
-      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  std::string sft;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 16 --checkpoint-every 1 --keep-last 2", sft));
+  const std::string common = std::string(SPARSERL_CLI) + " " + sft;
   ASSERT_EQ(std::system((common + path("straight") + " >/dev/null 2>&1").c_str()), 0);
 
   std::mt19937 rng(20261203);
@@ -182,8 +187,7 @@ TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
     ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << slurp(log);
     break;
   }
-  const run_result last =
-      run_here(common.substr(common.find(" train-sft") + 1) + path("killed") + " --resume");
+  const run_result last = run_here(sft + path("killed") + " --resume");
   ASSERT_EQ(last.code, 0) << last.err;
   EXPECT_GE(kills, 3) << "the runs ended before the kills could test anything";
   EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), losses(dir_ / "straight/metrics.jsonl"));
@@ -193,12 +197,8 @@ TEST_F(train_cli, kills_at_random_moments_always_leave_a_loadable_checkpoint) {
 // every batch and log the single process's losses (up to summation order); the two-rank run,
 // stopped half way, resumes in one process.
 TEST_F(train_cli, two_ranks_over_gloo_match_one_process_and_resume_in_one) {
-  ASSERT_EQ(
-      run("dataset build --generate 4 --device cpu --no-progress -o " + path("sft.jsonl")).code, 0);
-  const std::string common =
-      " train-sft --data " + path("sft.jsonl") +
-      " --steps 6 --checkpoint-every 3 --batch-size 4 --device cpu --no-progress "
-      "--init-hidden 32 --init-layers 1 --init-intermediate 64 --max-len 256 -o ";
+  std::string common;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 6 --checkpoint-every 3 --batch-size 4", common));
   const run_result one = run_here(common + path("one"));
   ASSERT_EQ(one.code, 0) << one.err;
 

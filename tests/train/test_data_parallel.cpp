@@ -44,7 +44,7 @@ TEST_F(launch_variables, none_set_is_a_single_process) {
   EXPECT_EQ(alone.world_size(), 1);
   EXPECT_STREQ(alone.backend(), "none");
   EXPECT_EQ(alone.sum({1.5, -2}), (std::vector<double>{1.5, -2}));
-  EXPECT_EQ(alone.shard(3), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(alone.shard({7, 3, 5}), (std::vector<int64_t>{7, 3, 5}));
 }
 
 TEST_F(launch_variables, torchrun_variables_are_read) {
@@ -117,8 +117,8 @@ TEST(data_parallel_worker, DISABLED_collectives) {
   EXPECT_STREQ(dp.backend(), "gloo");
   const double r = dp.rank();
   EXPECT_EQ(dp.sum({r + 1, 10, -r}), (std::vector<double>{3, 20, -1}));
-  EXPECT_EQ(dp.shard(5),
-            dp.rank() == 0 ? (std::vector<int64_t>{0, 2, 4}) : (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(dp.shard({10, 11, 12, 13, 14}),
+            dp.rank() == 0 ? (std::vector<int64_t>{10, 12, 14}) : (std::vector<int64_t>{11, 13}));
 
   torch::Tensor w = torch::full({3}, r + 5);
   dp.broadcast_from_main({w});

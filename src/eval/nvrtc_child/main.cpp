@@ -1,7 +1,6 @@
 // sparserl-nvrtc-child MEMORY_BYTES CPU_SECONDS FLAG...: compiles the CUDA source on stdin with
-// NVRTC under its own limits and writes one wire frame to fd 3: status byte, NVRTC's result
-// string, the log, the CUBIN (eval/compiler.cpp reads it). Started only by eval/compiler.cpp,
-// with fd 2 a capture file (LLVM reports "out of memory" there).
+// NVRTC under its own limits and writes its reply (eval/nvrtc_reply.h) to fd 3. Started only by
+// eval/compiler.cpp, with fd 2 a capture file (LLVM reports "out of memory" there).
 #include <nvrtc.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,11 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "eval/nvrtc_reply.h"
 #include "eval/wire.h"
 
 namespace {
 
-enum class child_status : uint8_t { ok, source_error, out_of_memory, nvrtc_failure };
+using child_status = sparserl::nvrtc_child_status;
 
 struct child_reply {
   child_status status = child_status::nvrtc_failure;
