@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 debs=(nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       libbenchmark1debian libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 zlib1g-dev
       zlib1g pkgconf pkgconf-bin libpkgconf3 libboost1.74-dev libboost-context1.74-dev
-      libboost-context1.74.0 libboost-context-dev)
+      libboost-context1.74.0 libboost-context-dev
+      libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev libbrotli1)
 
 if [[ ${1:-} == --fetch ]]; then
   mkdir -p .deps/debs
@@ -48,7 +49,7 @@ say() { echo "gpu-check: $*" | tee -a "$out/summary.txt"; }
 have_deps() {
   [[ -f /usr/include/nlohmann/json.hpp && -f /usr/include/CLI/CLI.hpp && -f /usr/include/gtest/gtest.h &&
      -f /usr/include/benchmark/benchmark.h && -f /usr/include/zlib.h &&
-     -f /usr/include/boost/context/fiber.hpp ]] &&
+     -f /usr/include/boost/context/fiber.hpp && -f /usr/include/httplib.h ]] &&
     command -v pkg-config >/dev/null && pkg-config --exists libpcre2-8 libutf8proc
 }
 prefixes=()
@@ -116,14 +117,15 @@ fi
 # the device, and the hang tests would skew the others' timings).
 start=$SECONDS
 regex=${CTEST_REGEX:-.}
+gpu_tests=${GPU_TESTS:-'GpuRunnerDevice|hostile_gpu|hostile_mixed'}
 ctest --test-dir build-gpu --output-on-failure --timeout 300 -j "$jobs" -R "$regex" \
-  -E 'GpuRunnerDevice' >"$out/ctest.log" 2>&1
+  -E "$gpu_tests" >"$out/ctest.log" 2>&1
 cpu_rc=$?
-ctest --test-dir build-gpu --output-on-failure --timeout 300 -V -R 'GpuRunnerDevice' \
+ctest --test-dir build-gpu --output-on-failure --timeout 300 -V -R "$gpu_tests" \
   >"$out/ctest-gpu.log" 2>&1
 gpu_rc=$?
 say "tests in $((SECONDS - start)) s: suite rc=$cpu_rc, GPU tests rc=$gpu_rc"
 tail -3 "$out/ctest.log" | tee -a "$out/summary.txt"
-grep -E 'tests passed|Passed|Failed|Skipped|GPU:|SpMV|SpMM|bandwidth|OOB' "$out/ctest-gpu.log" | head -40 |
+grep -E 'tests passed|Failed|Skipped|GPU:|gpu:|SpMV|SpMM|bandwidth|OOB' "$out/ctest-gpu.log" | head -60 |
   tee -a "$out/summary.txt"
 exit $((cpu_rc || gpu_rc || ${build_failed:-0}))

@@ -7,7 +7,7 @@ Writes OUT/decode.json with tokens/s per batch size for both, and the memory-ban
 (weight bytes / copy bandwidth per decode step). Also writes OUT/model (the HF directory) and
 OUT/model/expected.safetensors (ids + transformers' bf16 logits) for tests/model/test_qwen3_live.
 
-usage: python3 tools/decode_bench.py OUT BENCH_DECODE_BINARY [--layers 36] [--tokens 128]
+usage: python3 tools/decode_bench.py OUT BENCH_DECODE_BINARY [--layers 36] [--tokens 128] [--model-only]
 """
 import argparse
 import json
@@ -65,6 +65,8 @@ def main():
     ap.add_argument("--layers", type=int, default=36)
     ap.add_argument("--tokens", type=int, default=128)
     ap.add_argument("--prompt", type=int, default=32)
+    ap.add_argument("--model-only", action="store_true",
+                    help="write OUT/model and stop (the PPO step of scripts/gpu-train.sh uses it)")
     args = ap.parse_args()
     model_dir = os.path.join(args.out, "model")
     torch.manual_seed(0)
@@ -83,6 +85,8 @@ def main():
     model.save_pretrained(model_dir)
     print(f"model: {weight_bytes / 1e9:.2f} GB of weights, made and saved in {time.time() - t0:.0f} s",
           flush=True)
+    if args.model_only:
+        return
 
     with torch.no_grad():  # reference logits for the live parity test
         ids = prompts(2, 16, cfg.vocab_size).cuda()

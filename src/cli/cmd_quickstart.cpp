@@ -1,7 +1,8 @@
 // sparserl quickstart: the whole SparseRL pipeline on an embedded default, small enough for a CPU
 // machine in minutes: generated matrices -> SFT set labelled with the expert heuristic -> CUDA
 // corpus -> tokenizer -> a small Qwen3 pre-trained from scratch -> SFT -> a few PPO steps on the
-// harness's reward -> a kernel sampled for a held-out matrix and its verdict.
+// harness's reward -> the held-out matrices judged before and after PPO, and one kernel shown.
+// The model and data sizes are options, so the same pipeline runs a 30-100M model on a GPU.
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "sparse/gzip_file.h"
 #include "train/cuda_corpus.h"
 #include "train/lm_examples.h"
+#include "train/policy_eval.h"
 #include "train/program_sampler.h"
 #include "train/trainer_ppo.h"
 
@@ -25,13 +27,17 @@ struct quickstart_args {
   int64_t matrices = 16, pretrain_steps = 20, sft_steps = 60, ppo_steps = 2;
   int64_t corpus_bytes = 256 << 10;
   uint64_t seed = 0;
+  // The model: ~0.3M parameters by default, minutes on two CPU cores.
+  int64_t hidden = 64, layers = 2, heads = 4, kv_heads = 2, intermediate = 192, vocab = 1024;
+  int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, sft_batch = 2, max_new_tokens = 1024;
+  double pretrain_lr = 2e-3, sft_lr = 2e-3, ppo_lr = 1e-4;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void stage(int n, const char* what) { std::printf("[%d/7] %s\n", n, what), std::fflush(stdout); }
+void stage(int n, const char* what) { std::printf("[%d/8] %s\n", n, what), std::fflush(stdout); }
 
 train::run_options run_in(const quickstart_args& a, const std::string& name, int64_t steps) {
   train::run_options r;
@@ -49,7 +55,8 @@ std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runne
   eval_options eval;
   eval.compile.arch = device_arch(runner);
   train::dataset_build_result r = train::build_sft_dataset(
-      train::generated_matrices(a.matrices, a.seed + 1, 96), &runner, eval, o);
+      train::generated_matrices(a.matrices, a.seed + 1, static_cast<int32_t>(a.max_rows)), &runner,
+      eval, o);
   if (r.samples.empty()) throw error("quickstart: no matrix could be labelled");
   train::write_sft_jsonl(a.output + "/sft.jsonl", r.samples);
   std::printf("      %zu samples -> %s/sft.jsonl\n", r.samples.size(), a.output.c_str());
@@ -74,12 +81,14 @@ void run_quickstart(const quickstart_args& a) {
   model_args m;
   m.device = a.device;
   m.seed = a.seed;
-  m.max_nnz = 32;
+  m.max_nnz = a.max_nnz;
   m.embed_dim = 16;
-  m.tokenizer_vocab = 1024;
-  m.init_hidden = 64;  // ~0.3M parameters: minutes on two CPU cores
-  m.init_layers = 2;
-  m.init_intermediate = 192;
+  m.tokenizer_vocab = a.vocab;
+  m.init_hidden = a.hidden;
+  m.init_layers = a.layers;
+  m.init_heads = a.heads;
+  m.init_kv_heads = a.kv_heads;
+  m.init_intermediate = a.intermediate;
   std::vector<std::string> texts = tokenizer_texts(samples);
   texts.insert(texts.end(), corpus_text.begin(), corpus_text.end());
   train::policy p = make_policy(m, texts, a.output, true);
@@ -90,7 +99,7 @@ void run_quickstart(const quickstart_args& a) {
   train::lm_train_options po;
   po.run = run_in(a, "pretrain", a.pretrain_steps);
   po.kind = "pretrain";
-  po.optim.lr = 2e-3;
+  po.optim.lr = a.pretrain_lr;
   po.optim.warmup_steps = 5;
   po.batch_size = 4;
   po.max_len = 256;
@@ -101,35 +110,41 @@ void run_quickstart(const quickstart_args& a) {
   const train::lm_dataset sft = sft_lm_dataset(p, samples);
   train::lm_train_options so;
   so.run = run_in(a, "sft", a.sft_steps);
-  so.optim.lr = 2e-3;
+  so.optim.lr = a.sft_lr;
   so.optim.warmup_steps = 10;
-  so.batch_size = 2;
+  so.batch_size = a.sft_batch;
   so.max_len = 1024;
   const train::lm_train_result sr = train::train_lm(p, sft, so);
   std::printf("      train loss %.3f -> %.3f, val loss %.3f -> %.3f\n", sr.first_train_loss,
               sr.last_train_loss, sr.first_val_loss, sr.last_val_loss);
 
-  stage(6, "PPO on the harness's reward");
   std::vector<train::ppo_task> tasks;
-  const train::sft_sample* held_out = nullptr;
+  std::vector<train::sft_sample> held_out;
   for (const train::sft_sample& s : samples) {
     if (s.split == "val") {
-      if (!held_out) held_out = &s;
+      held_out.push_back(s);
       continue;
     }
     tasks.push_back(train::make_ppo_task(p, "qs" + std::to_string(tasks.size()),
                                          train::to_matrix(s), s.op, s.k));
   }
+  if (held_out.empty()) held_out.push_back(samples.back());
   eval_options eval;
   eval.compile.arch = device_arch(*runner);
   evaluator judge(*runner, eval);
+  stage(6, "held-out matrices after SFT (one greedy program each)");
+  const train::held_out_report before =
+      train::evaluate_held_out(p, held_out, judge, a.max_new_tokens);
+  std::printf("      %s\n", train::summary_line(before).c_str());
+
+  stage(7, "PPO on the harness's reward");
   train::ppo_options ppo;
   ppo.run = run_in(a, "ppo", a.ppo_steps);
-  ppo.optim.lr = 1e-4;
-  ppo.batch_size = 2;
-  ppo.mini_batch = 2;
+  ppo.optim.lr = a.ppo_lr;
+  ppo.batch_size = a.ppo_batch;
+  ppo.mini_batch = a.ppo_batch;
   ppo.ppo_epochs = 1;
-  ppo.max_new_tokens = 1024;
+  ppo.max_new_tokens = a.max_new_tokens;
   ppo.temperature = 0.7;
   ppo.reward_threads = 2;
   const train::ppo_result rr = train::train_ppo(p, tasks, judge, ppo);
@@ -138,15 +153,20 @@ void run_quickstart(const quickstart_args& a) {
                 rr.steps[i].reward_mean, rr.steps[i].compile_rate, rr.steps[i].correct_rate);
   p.save(a.output + "/final");
 
-  stage(7, "a kernel for a held-out matrix");
-  const train::sft_sample& pick = held_out ? *held_out : samples.back();
+  stage(8, "held-out matrices after PPO, and a kernel for one of them");
+  const train::held_out_report after =
+      train::evaluate_held_out(p, held_out, judge, a.max_new_tokens);
+  std::printf("      %s\n", train::summary_line(after).c_str());
+  write_file_atomic(
+      a.output + "/held_out.json",
+      {nlohmann::json{{"after_sft", train::to_json(before)}, {"after_ppo", train::to_json(after)}}
+           .dump(1) +
+       "\n"});
+  const train::sft_sample& pick = held_out.front();
   const csr_matrix matrix = train::to_matrix(pick);
-  const matrix_encoding enc = p.encode(matrix);
-  const train::sampled_programs s = train::sample_programs(
-      p, {{pick.op, pick.k, &matrix, &enc}}, 1024, sampling_options{0, 0, 1.0, a.seed});
-  const std::string& program = s.generations[0].text;
+  const std::string& program = after.results.front().program;
   write_file_atomic(a.output + "/held_out.cu", {program});
-  const verdict v = judge.evaluate({pick.op, &matrix, pick.k, "held_out"}, program);
+  const verdict& v = after.results.front().judged;
   std::printf("      matrix %s (%d x %d, %lld nonzeros) -> %s/held_out.cu\n",
               pick.name.empty() ? "held-out" : pick.name.c_str(), matrix.rows, matrix.cols,
               static_cast<long long>(matrix.nnz()), a.output.c_str());
@@ -175,6 +195,23 @@ void add_quickstart_command(CLI::App& app) {
   cmd->add_option("--ppo-steps", a->ppo_steps, "PPO steps")->capture_default_str();
   cmd->add_option("--corpus-bytes", a->corpus_bytes, "Corpus size cap")->capture_default_str();
   cmd->add_option("--seed", a->seed, "Seed of everything")->capture_default_str();
+  cmd->add_option("--hidden", a->hidden, "Model: hidden size")->capture_default_str();
+  cmd->add_option("--layers", a->layers, "Model: layers")->capture_default_str();
+  cmd->add_option("--heads", a->heads, "Model: attention heads")->capture_default_str();
+  cmd->add_option("--kv-heads", a->kv_heads, "Model: key/value heads")->capture_default_str();
+  cmd->add_option("--intermediate", a->intermediate, "Model: MLP width")->capture_default_str();
+  cmd->add_option("--vocab", a->vocab, "Tokenizer vocabulary")->capture_default_str();
+  cmd->add_option("--max-nnz", a->max_nnz, "Sampled nonzeros in the matrix embedding")
+      ->capture_default_str();
+  cmd->add_option("--max-rows", a->max_rows, "Generated matrices have 16..R rows")
+      ->capture_default_str();
+  cmd->add_option("--sft-batch", a->sft_batch, "SFT batch size")->capture_default_str();
+  cmd->add_option("--ppo-batch", a->ppo_batch, "PPO rollouts per step")->capture_default_str();
+  cmd->add_option("--max-new-tokens", a->max_new_tokens, "Longest sampled program")
+      ->capture_default_str();
+  cmd->add_option("--pretrain-lr", a->pretrain_lr, "Pre-training peak LR")->capture_default_str();
+  cmd->add_option("--sft-lr", a->sft_lr, "SFT peak LR")->capture_default_str();
+  cmd->add_option("--ppo-lr", a->ppo_lr, "PPO peak LR")->capture_default_str();
   cmd->callback([a] { run_quickstart(*a); });
 }
 

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <functional>
 
-#include "kernel/quote_text.h"
+#include "sparse/quote_text.h"
 #include "sparse/error.h"
 #include "sparse/formats.h"
 

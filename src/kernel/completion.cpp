@@ -6,7 +6,7 @@
 
 #include "kernel/abi.h"
 #include "kernel/cuda_lexer.h"
-#include "kernel/quote_text.h"
+#include "sparse/quote_text.h"
 
 namespace sparserl {
 

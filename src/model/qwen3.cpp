@@ -13,6 +13,7 @@
 
 #include "model/torch_safetensors.h"
 #include "sparse/error.h"
+#include "sparse/quote_text.h"
 
 namespace sparserl {
 
@@ -219,8 +220,8 @@ void qwen3_model::attach_lora(const lora_config& config, uint64_t seed) {
     const auto it =
         std::find_if(all.begin(), all.end(), [&](const qwen3_linear& m) { return name == m.name; });
     if (it == all.end())
-      throw error("qwen3_model::attach_lora: unknown target module \"" + name +
-                  "\"; Qwen3 has q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
+      throw error("qwen3_model::attach_lora: unknown target module " + quote_text(name, 80) +
+                  "; Qwen3 has q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
     targets.push_back(&*it);
   }
   // Drawn in table order (the pointers point into qwen3_linears()), whatever order the config

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <thread>
 
@@ -234,8 +235,25 @@ TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
           "--ppo-steps 1 -o " +
           path("qs"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, ::testing::HasSubstr("[7/7] a kernel for a held-out matrix"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("[6/8] held-out matrices after SFT"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("[8/8] held-out matrices after PPO"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("verdict: "));
+  // Both reports judge the same held-out matrices, and their counts agree with their verdicts.
+  const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "qs/held_out.json"));
+  for (const char* when : {"after_sft", "after_ppo"}) {
+    const nlohmann::json& h = report.at(when);
+    ASSERT_GE(h.at("matrices").get<int>(), 1) << when;
+    ASSERT_EQ(h.at("results").size(), h.at("matrices").get<size_t>()) << when;
+    int compiled = 0, correct = 0;
+    for (const auto& v : h.at("results")) {
+      compiled += v.at("compiled").get<bool>();
+      correct += v.at("correct").get<bool>();
+    }
+    EXPECT_EQ(h.at("compiled").get<int>(), compiled) << when;
+    EXPECT_EQ(h.at("correct").get<int>(), correct) << when;
+  }
+  EXPECT_EQ(report["after_sft"]["results"][0]["matrix"],
+            report["after_ppo"]["results"][0]["matrix"]);
   EXPECT_TRUE(fs::exists(dir_ / "qs/final/config.json"));
   EXPECT_TRUE(fs::exists(dir_ / "qs/held_out.cu"));
   EXPECT_TRUE(fs::exists(dir_ / "qs/ppo/metrics.jsonl"));

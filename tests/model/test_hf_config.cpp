@@ -148,7 +148,7 @@ TEST(HfConfig, RejectsWrongTypes) {
 TEST(HfConfig, ModelTypeMustBeQwen3UnlessAllowed) {
   json doc = qwen3_small();
   doc["model_type"] = "llama";
-  expect_parse_error(doc, "model_type is \"llama\"");
+  expect_parse_error(doc, "model_type is 'llama'");
   EXPECT_EQ(parse_qwen3_config(doc, "cfg.json", true).hidden_size, 1024);
   doc.erase("model_type");
   expect_parse_error(doc, "model_type is missing");

@@ -175,7 +175,7 @@ TEST(lora, bad_configs_throw) {
   c.target_modules = {"q_proj", "q_proj"};
   EXPECT_NE(attach_error(c).find("twice"), std::string::npos);
   c.target_modules = {"q_proj", "lm_head"};
-  EXPECT_NE(attach_error(c).find("\"lm_head\""), std::string::npos);
+  EXPECT_NE(attach_error(c).find("'lm_head'"), std::string::npos);
   qwen3_model model = fixture_model();
   model.attach_lora({}, 0);
   EXPECT_THROW(model.attach_lora({}, 0), error);

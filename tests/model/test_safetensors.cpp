@@ -203,7 +203,7 @@ TEST_F(SafetensorsTest, RejectsCorruptFilesWithOneLineNamingTheFile) {
   const std::vector<corruption> cases = {
       {"{" + ok + ", \"b\": ", 8, "invalid JSON"},
       {"[1, 2]", 0, "not a JSON object"},
-      {R"({"a":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", 2, "unknown dtype \"F8\""},
+      {R"({"a":{"dtype":"F8","shape":[2],"data_offsets":[0,2]}})", 2, "unknown dtype 'F8'"},
       {R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8, "needs 12 bytes"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})", 4, "out of the 4-byte"},
       {R"({"a":{"dtype":"F32","shape":[0],"data_offsets":[8,4]}})", 8, "out of the"},
@@ -217,9 +217,11 @@ TEST_F(SafetensorsTest, RejectsCorruptFilesWithOneLineNamingTheFile) {
       {"{" + ok + R"(,"b":{"dtype":"F32","shape":[1],"data_offsets":[12,16]}})", 16, "gap"},
       {R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", 12, "gap"},
       {"{" + ok + "}", 12, "gap"},  // trailing bytes no tensor owns
-      {"{" + ok + "," + ok + "}", 8, "duplicate tensor name \"a\""},
+      {"{" + ok + "," + ok + "}", 8, "duplicate tensor name 'a'"},
       {"{" + ok + R"(,"__metadata__":{"n":3}})", 8, "not a string"},
       {"{" + ok + R"(,"__metadata__":[]})", 8, "__metadata__"},
+      // A name with a line break (a fuzzer finding) is escaped, so the message stays one line.
+      {R"({"a\nb":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", 8, "tensor 'a\\x0ab'"},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE(cases[i].header);

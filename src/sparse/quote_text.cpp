@@ -1,4 +1,4 @@
-#include "kernel/quote_text.h"
+#include "sparse/quote_text.h"
 
 namespace sparserl {
 

@@ -1,0 +1,41 @@
+#pragma once
+// How good a policy is on matrices it has not trained on: one greedy program per held-out matrix,
+// judged by the harness. The quickstart reports it before and after PPO; the numbers are the
+// ones the paper reports (compile rate, correct rate, geometric-mean speed-up vs cuSPARSE).
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluator.h"
+#include "train/policy.h"
+#include "train/sft_data.h"
+
+namespace sparserl::train {
+
+struct held_out_result {
+  std::string name;  // the sample's name, or "sample N"
+  std::string program;
+  verdict judged;
+};
+
+struct held_out_report {
+  std::vector<held_out_result> results;
+  int64_t extracted = 0, compiled = 0, correct = 0;
+  double mean_reward = 0;
+  // Over the correct programs that were timed against cuSPARSE (GPU executor); empty otherwise.
+  std::optional<double> geomean_speedup;
+  int64_t timed = 0;
+
+  int64_t size() const { return static_cast<int64_t>(results.size()); }
+};
+
+// Samples greedily (batches of `batch`) for every sample, judges each program, summarises.
+held_out_report evaluate_held_out(const policy& p, const std::vector<sft_sample>& samples,
+                                  evaluator& judge, int64_t max_new_tokens, int batch = 8);
+
+// "compiled 3/4, correct 2/4, mean reward 0.61, geomean speed-up 1.12x over 2 timed".
+std::string summary_line(const held_out_report& r);
+nlohmann::json to_json(const held_out_report& r);
+
+}  // namespace sparserl::train
