@@ -113,6 +113,10 @@ else
   grep -E 'error|FAILED' "$out/build.log" | head -30 | tee -a "$out/summary.txt"
 fi
 
+# The first library a binary needs must be libstdc++ (CMakeLists.txt says why).
+first=$(readelf -d build-gpu/src/cli/sparserl 2>/dev/null | grep -m1 NEEDED | grep -o '\[.*\]')
+say "sparserl's first needed library: ${first:-?}"
+
 # 5. Test: everything but the GPU tests in parallel, then the GPU tests one at a time (they share
 # the device, and the hang tests would skew the others' timings).
 start=$SECONDS

@@ -6,7 +6,8 @@
 #     its step time split into generation / reward / update, peak device memory sampled by
 #     nvidia-smi every 200 ms.
 # Results under $OUT: quickstart.log, held_out.json, plots/, ppo8b.log, ppo8b-metrics.jsonl,
-# ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_8B=1 skips part 2.
+# ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_8B=1 skips part 2; QS_LIMIT_S and
+# PPO8B_LIMIT_S bound the two parts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
@@ -24,11 +25,11 @@ fi
 # 1. The pipeline at a small scale that still learns something in minutes.
 start=$SECONDS
 # shellcheck disable=SC2086
-"$bin" quickstart --device gpu -o "$work/qs" --matrices 96 --max-rows 4000 \
+timeout "${QS_LIMIT_S:-600}" "$bin" quickstart --device gpu -o "$work/qs" --matrices 64 --max-rows 4000 \
   --hidden 512 --layers 8 --heads 8 --kv-heads 4 --intermediate 1536 --vocab 8192 --max-nnz 128 \
-  --pretrain-steps 150 --sft-steps 300 --sft-batch 8 --ppo-steps 6 --ppo-batch 16 \
+  --pretrain-steps 100 --sft-steps 200 --sft-batch 8 --ppo-steps 4 --ppo-batch 16 \
   --corpus-bytes $((2 << 20)) --pretrain-lr 1e-3 --sft-lr 5e-4 --ppo-lr 2e-5 \
-  --max-new-tokens 768 ${QS_ARGS:-} >"$out/quickstart.log" 2>&1
+  --max-new-tokens 512 ${QS_ARGS:-} >"$out/quickstart.log" 2>&1
 say "quickstart rc=$? in $((SECONDS - start)) s"
 grep -E '^\[|loss|extracted|step [0-9]+:|verdict|done' "$out/quickstart.log" | tee -a "$out/train-summary.txt"
 cp "$work/qs/held_out.json" "$out/" 2>/dev/null
@@ -49,7 +50,7 @@ nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 
   >"$out/ppo8b-memory.csv" 2>/dev/null &
 smi=$!
 start=$SECONDS
-"$bin" train-ppo --device gpu --model-path "$work/8b/model" --lora-rank 16 --steps 1 \
+timeout "${PPO8B_LIMIT_S:-600}" "$bin" train-ppo --device gpu --model-path "$work/8b/model" --lora-rank 16 --steps 1 \
   --batch-size 8 --mini-batch 4 --ppo-epochs 1 --max-new-tokens 256 --generate 16 --max-nnz 128 \
   --reward-threads 8 --workers 4 --no-progress -o "$work/ppo8b" >"$out/ppo8b.log" 2>&1
 rc=$?

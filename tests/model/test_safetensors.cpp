@@ -370,14 +370,14 @@ TEST_F(ShardedTest, MissingShardIsAnError) {
 TEST_F(ShardedTest, TensorAbsentFromItsShardIsAnError) {
   write_shard("s1.safetensors", {"a"});
   write_index({{"a", "s1.safetensors"}, {"b", "s1.safetensors"}});
-  expect_load_error("\"b\" is mapped to s1.safetensors but that shard does not contain it");
+  expect_load_error("'b' is mapped to s1.safetensors but that shard does not contain it");
 }
 
 TEST_F(ShardedTest, TensorInTwoShardsIsAnError) {
   write_shard("s1.safetensors", {"a", "b"});
   write_shard("s2.safetensors", {"b"});
   write_index({{"a", "s1.safetensors"}, {"b", "s2.safetensors"}});
-  expect_load_error("\"b\" is present in both s1.safetensors and s2.safetensors");
+  expect_load_error("'b' is present in both s1.safetensors and s2.safetensors");
 }
 
 TEST_F(ShardedTest, MalformedIndexIsAnError) {
