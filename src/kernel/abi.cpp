@@ -4,9 +4,9 @@
 #include <cctype>
 #include <functional>
 
-#include "sparse/quote_text.h"
 #include "sparse/error.h"
 #include "sparse/formats.h"
+#include "sparse/quote_text.h"
 
 namespace sparserl {
 
