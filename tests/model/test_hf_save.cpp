@@ -303,7 +303,7 @@ TEST(peft, unsupported_config_is_refused_by_key) {
       {[](json& j) {
          j["target_modules"] = {"q_proj", "embed_tokens"};
        },
-       "\"embed_tokens\""},
+       "'embed_tokens'"},
       {[](json& j) { j["lora_dropout"] = "high"; }, "lora_dropout"},
   };
   for (const auto& [edit, key] : cases) {
