@@ -13,12 +13,14 @@ out=${OUT:-$PWD/out}
 mkdir -p "$out"
 bin=build-gpu/src/cli/sparserl
 workers=${WORKERS:-4}
+throughput_workers=${THROUGHPUT_WORKERS-1 8 16}
+suite_limit_s=${SUITE_LIMIT_S:-540}
 say() { echo "gpu-bench: $*" | tee -a "$out/bench-summary.txt"; }
 
 # 1. Throughput: the whole expert space on a 1M-nnz random matrix, W workers and W threads.
-if [[ -n ${THROUGHPUT_WORKERS-1 8 16} ]]; then
+if [[ -n $throughput_workers ]]; then
   "$bin" matrix gen random --rows 100000 --density 1e-4 --seed 3 -o /tmp/random_1m.mtx
-  for w in ${THROUGHPUT_WORKERS-1 8 16}; do
+  for w in $throughput_workers; do
     "$bin" tune --matrix /tmp/random_1m.mtx --device gpu --workers "$w" --threads "$w" \
       -o /tmp/best.cu --top 100 >"$out/throughput-w$w.txt" 2>&1
     head -1 "$out/throughput-w$w.txt" | tee -a "$out/bench-summary.txt"
@@ -33,9 +35,9 @@ fi
 for op in ${OPS-spmv}; do
   mkdir -p "$out/$op"
   say "suite $op"
-  timeout "${SUITE_LIMIT_S:-540}" "$bin" bench --device gpu --op "$op" --k 64 --workers "$workers" \
+  timeout "$suite_limit_s" "$bin" bench --device gpu --op "$op" --k 64 --workers "$workers" \
     -o "$out/$op" 2>&1 | tee "$out/$op/bench.log"
-  [[ ${PIPESTATUS[0]} -eq 124 ]] && say "suite $op cut at ${SUITE_LIMIT_S:-540} s"
+  [[ ${PIPESTATUS[0]} -eq 124 ]] && say "suite $op cut at $suite_limit_s s"
   [[ -f $out/$op/bench.json ]] &&
     { python3 tools/plot_bench.py "$out/$op/bench.json" "$out/$op/bench.png" || say "plot failed"; }
 done

@@ -163,13 +163,12 @@ void run_quickstart(const quickstart_args& a) {
            .dump(1) +
        "\n"});
   const train::sft_sample& pick = held_out.front();
-  const csr_matrix matrix = train::to_matrix(pick);
   const std::string& program = after.results.front().program;
   write_file_atomic(a.output + "/held_out.cu", {program});
   const verdict& v = after.results.front().judged;
   std::printf("      matrix %s (%d x %d, %lld nonzeros) -> %s/held_out.cu\n",
-              pick.name.empty() ? "held-out" : pick.name.c_str(), matrix.rows, matrix.cols,
-              static_cast<long long>(matrix.nnz()), a.output.c_str());
+              pick.name.empty() ? "held-out" : pick.name.c_str(), pick.n_rows, pick.n_cols,
+              static_cast<long long>(pick.nnz()), a.output.c_str());
   std::printf("      verdict: %s, reward %.3f",
               v.correct ? "correct" : ("FAILED (" + v.failure + ")").c_str(), v.reward);
   if (v.speedup) std::printf(", %.2fx vs %s", *v.speedup, v.baseline_name.c_str());
