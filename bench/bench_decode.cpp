@@ -1,7 +1,9 @@
 // Decode throughput of generate() on a HF Qwen3 directory (SPARSERL_DECODE_MODEL; skipped when
 // unset), greedy, a fixed number of new tokens (no EOS), at batch 1, 16 and 64, bf16 on a GPU when
-// there is one. The prompts are the ones tools/decode_bench.py gives transformers' generate():
-// token (i * 7919 + j * 104729) % vocab at row i, column j, so both sides decode the same batch.
+// there is one, in two decode modes (model/decode_step.h): growing (eager) and automatic (CUDA
+// graphs on a GPU with a CUDA build of LibTorch, else growing again). The prompts are the ones
+// tools/decode_bench.py gives transformers' generate(): token (i * 7919 + j * 104729) % vocab at
+// row i, column j, so both sides decode the same batch.
 #include <benchmark/benchmark.h>
 #include <torch/cuda.h>
 #include <torch/types.h>
@@ -45,6 +47,8 @@ void bm_decode(benchmark::State& state) {
     return;
   }
   const int64_t batch = state.range(0);
+  const sparserl::decode_mode mode =
+      state.range(1) == 0 ? sparserl::decode_mode::growing : sparserl::decode_mode::automatic;
   const int64_t prompt_len = env_int("SPARSERL_DECODE_PROMPT", 32);
   const int64_t vocab = model->config().vocab_size;
   std::vector<std::vector<int32_t>> prompts(static_cast<size_t>(batch));
@@ -55,7 +59,8 @@ void bm_decode(benchmark::State& state) {
   sparserl::generate_options o;
   o.max_new_tokens = env_int("SPARSERL_DECODE_TOKENS", 128);
   o.sampling.temperature = 0;  // greedy, as the transformers side
-  {                            // warm-up: cuBLAS handles, allocator pools
+  o.mode = mode;
+  {  // warm-up: cuBLAS handles, allocator pools
     sparserl::generate_options w = o;
     w.max_new_tokens = 4;
     sparserl::generate(*model, prompts, w);
@@ -74,12 +79,16 @@ void bm_decode(benchmark::State& state) {
   state.counters["tokens_per_s"] =
       static_cast<double>(batch * o.max_new_tokens * state.iterations()) / seconds;
   state.counters["batch"] = static_cast<double>(batch);
+  state.counters["cuda_graph"] =
+      sparserl::resolve_decode_mode(mode, model->weights().embed_tokens.device()) ==
+      sparserl::decode_mode::cuda_graph;
+  state.SetLabel(sparserl::to_string(
+      sparserl::resolve_decode_mode(mode, model->weights().embed_tokens.device())));
 }
 
 BENCHMARK(bm_decode)
-    ->Arg(1)
-    ->Arg(16)
-    ->Arg(64)
+    ->ArgsProduct({{1, 16, 64}, {0, 1}})
+    ->ArgNames({"batch", "auto_mode"})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond)
     ->Iterations(2);

@@ -2,15 +2,19 @@
 # On the GPU machine (the device tool, carry [".deps"]): builds the decode benchmark and the live
 # parity test against the torch wheel's libtorch, then runs tools/decode_bench.py (a random
 # Qwen3-8B-shaped model: transformers' generate() beside ours at batch 1/16/64, same prompts) and
-# test_qwen3_live on the model it wrote. Results (decode.json and logs) go to $OUT.
+# test_qwen3_live on the model it wrote, and the decode-mode test (CUDA graphs vs eager tokens).
+# Results (decode.json and logs) go to $OUT. DECODE_KEEP=1 leaves the model in $DECODE_WORK/model
+# (scripts/gpu-train.sh's 8B PPO step can then use it: PPO8B_MODEL).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
 work=${DECODE_WORK:-/tmp/decode}
-TARGETS="bench_decode model_test_qwen3_live model_test_safetensors" CTEST_REGEX='^$' \
+TARGETS="bench_decode model_test_qwen3_live model_test_safetensors model_test_decode_step sparserl" CTEST_REGEX='^$' \
   OUT="$out/check" bash scripts/gpu-check.sh >"$out/check.log" 2>&1
 cat "$out/check/summary.txt" >>"$out/check.log" 2>/dev/null
+./build-gpu/tests/model/model_test_decode_step >"$out/decode_step.log" 2>&1
+echo "model_test_decode_step rc=$?" >>"$out/decode_step.log"
 ./build-gpu/tests/model/model_test_safetensors >"$out/safetensors.log" 2>&1
 echo "model_test_safetensors rc=$?" >>"$out/safetensors.log"
 python3 tools/decode_bench.py "$work" build-gpu/bench/bench_decode ${DECODE_ARGS:-} >"$out/decode.log" 2>&1
@@ -18,4 +22,4 @@ echo "decode_bench rc=$?" >>"$out/decode.log"
 cp "$work/decode.json" "$out/" 2>/dev/null
 SPARSERL_LIVE_QWEN3_DIR=$work/model ./build-gpu/tests/model/model_test_qwen3_live >"$out/live.log" 2>&1
 echo "qwen3_live rc=$?" >>"$out/live.log"
-rm -rf "$work"
+[[ ${DECODE_KEEP:-0} == 1 ]] || rm -rf "$work"

@@ -6,8 +6,9 @@
 #     its step time split into generation / reward / update, peak device memory sampled by
 #     nvidia-smi every 200 ms.
 # Results under $OUT: quickstart.log, held_out.json, plots/, ppo8b.log, ppo8b-metrics.jsonl,
-# ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_8B=1 skips part 2; QS_LIMIT_S and
-# PPO8B_LIMIT_S bound the two parts.
+# ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_QS=1 skips part 1, SKIP_8B=1 part 2;
+# PPO8B_MODEL names an 8B-shaped HF directory already written (scripts/gpu-decode.sh with
+# DECODE_KEEP=1); QS_LIMIT_S and PPO8B_LIMIT_S bound the two parts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
@@ -23,6 +24,7 @@ if [[ ! -x $bin ]]; then
 fi
 
 # 1. The pipeline at a small scale that still learns something in minutes.
+if [[ ${SKIP_QS:-0} != 1 ]]; then
 start=$SECONDS
 # shellcheck disable=SC2086
 timeout "${QS_LIMIT_S:-600}" "$bin" quickstart --device gpu -o "$work/qs" --matrices 64 --max-rows 4000 \
@@ -40,17 +42,22 @@ for stage in pretrain sft ppo; do
     { mkdir -p "$out/plots/$stage" && cp "$work/qs/$stage"/plots/*.png "$out/plots/$stage/"; }
 done
 
+fi
+
 # 2. One LoRA PPO step on the 8B shape.
 [[ ${SKIP_8B:-0} == 1 ]] && exit 0
-start=$SECONDS
-python3 tools/decode_bench.py "$work/8b" none --model-only >"$out/ppo8b-model.log" 2>&1 ||
-  { say "making the 8B model failed"; tail -5 "$out/ppo8b-model.log"; exit 1; }
-say "8B model written in $((SECONDS - start)) s"
+model8b=${PPO8B_MODEL:-$work/8b/model}
+if [[ -z ${PPO8B_MODEL:-} ]]; then
+  start=$SECONDS
+  python3 tools/decode_bench.py "$work/8b" none --model-only >"$out/ppo8b-model.log" 2>&1 ||
+    { say "making the 8B model failed"; tail -5 "$out/ppo8b-model.log"; exit 1; }
+  say "8B model written in $((SECONDS - start)) s"
+fi
 nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 200 \
   >"$out/ppo8b-memory.csv" 2>/dev/null &
 smi=$!
 start=$SECONDS
-timeout "${PPO8B_LIMIT_S:-600}" "$bin" train-ppo --device gpu --model-path "$work/8b/model" --lora-rank 16 --steps 1 \
+timeout "${PPO8B_LIMIT_S:-600}" "$bin" train-ppo --device gpu --model-path "$model8b" --lora-rank 16 --steps 1 \
   --batch-size 8 --mini-batch 4 --ppo-epochs 1 --max-new-tokens 256 --generate 16 --max-nnz 128 \
   --reward-threads 8 --workers 4 --no-progress -o "$work/ppo8b" >"$out/ppo8b.log" 2>&1
 rc=$?

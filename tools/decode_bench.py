@@ -114,13 +114,19 @@ def main():
     if proc.returncode != 0:
         print(proc.stderr)
         raise SystemExit("bench_decode failed")
+    # "sparserl": the default mode (CUDA graphs on the GPU); "sparserl_eager": the growing mode.
+    result["sparserl_eager"] = {}
     for b in json.loads(proc.stdout)["benchmarks"]:
-        result["sparserl"][str(int(b["batch"]))] = b["tokens_per_s"]
+        key = "sparserl" if "auto_mode:1" in b["name"] else "sparserl_eager"
+        result[key][str(int(b["batch"]))] = b["tokens_per_s"]
+        result.setdefault("modes", {})[b["name"]] = b.get("label")
     for batch in ("1", "16", "64"):
-        s, h = result["sparserl"].get(batch), result["hf"][batch]
+        s, e, h = (result["sparserl"].get(batch), result["sparserl_eager"].get(batch),
+                   result["hf"][batch])
         if s:
-            print(f"batch {batch}: sparserl {s:.1f} tokens/s, transformers {h:.1f} ({s / h:.2f}x); "
-                  f"bound {int(batch) * 1e3 / result['bound_ms_per_step']:.0f} tokens/s")
+            print(f"batch {batch}: sparserl {s:.1f} tokens/s (eager {e or 0:.1f}), transformers "
+                  f"{h:.1f} ({s / h:.2f}x); bound "
+                  f"{int(batch) * 1e3 / result['bound_ms_per_step']:.0f} tokens/s")
     with open(os.path.join(args.out, "decode.json"), "w") as f:
         json.dump(result, f, indent=2)
 

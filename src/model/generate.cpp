@@ -125,9 +125,6 @@ void decode_batch(const qwen3_model& model, const std::vector<std::vector<int32_
   fw.attention_mask = in.mask;
   fw.cache = &cache;
   torch::Tensor logits = model.forward(in.ids, fw).select(1, -1);
-  // The next token's position: the count of real positions so far, per sequence.
-  torch::Tensor positions = in.mask.sum(1, /*keepdim=*/true);
-  torch::Tensor mask = in.mask;
   const auto i64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
   const torch::Tensor eos = torch::tensor(std::vector<int64_t>(options.eos_token_ids.begin(),
                                                                options.eos_token_ids.end()),
@@ -136,6 +133,10 @@ void decode_batch(const qwen3_model& model, const std::vector<std::vector<int32_
   const torch::Tensor pad = torch::full({batch}, options.pad_token_id, i64);
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   token_sampler sampler(options.sampling, device);
+  // A single step needs no stepper (and a graph would not pay for its capture).
+  const decode_mode mode =
+      options.max_new_tokens > 1 ? resolve_decode_mode(options.mode, device) : decode_mode::growing;
+  const std::unique_ptr<decode_stepper> stepper = make_decode_stepper(mode, model, cache, in.mask);
   for (int64_t step = 0; step < options.max_new_tokens; ++step) {
     const torch::Tensor token = torch::where(finished, pad, sampler.next(logits));
     if (eos.numel() > 0)
@@ -145,12 +146,7 @@ void decode_batch(const qwen3_model& model, const std::vector<std::vector<int32_
     for (int64_t i : record_step(host, step, options, out, done)) finished[i].fill_(true);
     if (std::all_of(done.begin(), done.end(), [](bool d) { return d; })) break;
     // Finished sequences still take a (pad) token so the batch stays rectangular.
-    mask = torch::cat({mask, torch::ones({batch, 1}, mask.options())}, 1);
-    fw.prefix_embeds = torch::Tensor();
-    fw.attention_mask = mask;
-    fw.position_ids = positions;
-    logits = model.forward(token.unsqueeze(1), fw).select(1, -1);
-    positions = positions + 1;
+    logits = stepper->step(token);
   }
 }
 

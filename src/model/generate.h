@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model/decode_step.h"
 #include "model/qwen3.h"
 #include "model/sampling.h"
 #include "text/tokenizer.h"
@@ -38,6 +39,8 @@ struct generate_options {
   torch::Tensor prefix_embeds;
   // Fed at padding positions and to finished sequences; masked or ignored, so any valid id works.
   int32_t pad_token_id = 0;
+  // How each decode step runs (model/decode_step.h); automatic: CUDA graphs on a GPU.
+  decode_mode mode = decode_mode::automatic;
 };
 
 struct generation {

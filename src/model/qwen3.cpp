@@ -281,6 +281,7 @@ torch::Tensor qwen3_model::mlp(const qwen3_layer_weights& w, const qwen3_layer_l
 std::pair<torch::Tensor, torch::Tensor> qwen3_kv_cache::append(size_t layer, const torch::Tensor& k,
                                                                const torch::Tensor& v) {
   const int64_t t = k.size(2);
+  if (fixed()) return append_at_slot(layer, k, v);
   if (keys.size() <= layer) {  // the first forward (prefill)
     if (capacity > t) {
       std::vector<int64_t> shape = k.sizes().vec();
@@ -310,6 +311,20 @@ std::pair<torch::Tensor, torch::Tensor> qwen3_kv_cache::append(size_t layer, con
   return {keys[layer], values[layer]};
 }
 
+std::pair<torch::Tensor, torch::Tensor> qwen3_kv_cache::append_at_slot(size_t layer,
+                                                                       const torch::Tensor& k,
+                                                                       const torch::Tensor& v) {
+  if (layer >= key_store.size() || k.size(2) != 1)
+    throw error(
+        "qwen3_kv_cache: the fixed-shape mode needs reserved stores (reserve, then a "
+        "prefill) and one token per step");
+  key_store[layer].index_copy_(2, slot, k);
+  value_store[layer].index_copy_(2, slot, v);
+  keys[layer] = key_store[layer];
+  values[layer] = value_store[layer];
+  return {key_store[layer], value_store[layer]};
+}
+
 torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_layer_lora& a,
                                      const torch::Tensor& x, const torch::Tensor& cos,
                                      const torch::Tensor& sin, const torch::Tensor& allowed,
@@ -323,13 +338,17 @@ torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_l
   q = apply_rotary(q.transpose(1, 2), cos, sin);
   k = apply_rotary(k.transpose(1, 2), cos, sin);
   if (cache != nullptr) std::tie(k, v) = cache->append(layer, k, v);
-  // Grouped-query attention: query head i uses kv head i / (heads / kv_heads).
+  // Grouped-query attention: query head i uses kv head i / groups. The `groups` query heads of a
+  // kv head become extra query rows of that head ([b, kv_heads, groups * t, d]), so the keys and
+  // values are read in place instead of copied `groups` times (that copy of the whole cache cost
+  // more than the weights per decode step at batch 64).
   const int64_t groups = heads / kv_heads;
-  if (groups > 1) {
-    k = k.repeat_interleave(groups, 1);
-    v = v.repeat_interleave(groups, 1);
-  }
-  const torch::Tensor out = softmax_attention(q, k, v, allowed);
+  const int64_t span = k.size(2);
+  const torch::Tensor grouped_q = q.reshape({b, kv_heads, groups * t, d});
+  const torch::Tensor grouped_allowed =
+      allowed.unsqueeze(2).expand({b, 1, groups, t, span}).reshape({b, 1, groups * t, span});
+  const torch::Tensor out =
+      softmax_attention(grouped_q, k, v, grouped_allowed).view({b, heads, t, d});
   return linear(out.transpose(1, 2).reshape({b, t, heads * d}), w.o_proj, a.o_proj);
 }
 
@@ -359,9 +378,16 @@ torch::Tensor qwen3_model::forward_hidden(const torch::Tensor& input_ids,
     throw error("qwen3_model::forward: the KV cache holds batch " +
                 std::to_string(cache->keys[0].size(0)) + ", the input has " +
                 std::to_string(batch));
+  const bool fixed = cache != nullptr && cache->fixed();
+  if (fixed && (fresh != 1 || !options.attention_mask.defined() || !options.position_ids.defined()))
+    throw error(
+        "qwen3_model::forward: a fixed-shape KV cache takes one token per step with an "
+        "attention_mask over its capacity and explicit position_ids");
+  // Keys attention sees: the cached ones and the new ones, or the whole store when fixed.
+  const int64_t span = fixed ? cache->capacity : past + fresh;
   torch::Tensor mask;
   if (options.attention_mask.defined()) {
-    check_dims(options.attention_mask, {batch, past + fresh}, "attention_mask");
+    check_dims(options.attention_mask, {batch, span}, "attention_mask");
     mask = options.attention_mask.to(device);
   }
   torch::Tensor positions = options.position_ids;
@@ -378,7 +404,9 @@ torch::Tensor qwen3_model::forward_hidden(const torch::Tensor& input_ids,
   const torch::Tensor angles = torch::cat({freqs, freqs}, -1).unsqueeze(1);  // [b, 1, t, d]
   const torch::Tensor cos = angles.cos().to(x.scalar_type());
   const torch::Tensor sin = angles.sin().to(x.scalar_type());
-  const torch::Tensor allowed = attention_allowed(mask, batch, past, fresh, device);
+  // Fixed: the mask alone says which slots hold this sequence's real tokens, the new one included.
+  const torch::Tensor allowed = fixed ? (mask != 0).view({batch, 1, 1, span})
+                                      : attention_allowed(mask, batch, past, fresh, device);
 
   const bool adapters = options.adapters_enabled && !lora_layers_.empty();
   const qwen3_layer_lora none;

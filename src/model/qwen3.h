@@ -82,18 +82,31 @@ struct qwen3_kv_cache {
   std::vector<torch::Tensor> key_store, value_store;
   int64_t capacity = 0;
 
+  // Fixed-shape mode (decode_stepper's fixed and CUDA-graph modes): when `slot` (int64 [1], on
+  // the cache's device) is set, each forward feeds one token, which is written at position
+  // slot[0] of the reserved stores, and attention reads the whole store under the caller's
+  // [batch, capacity] attention_mask. Shapes then stay the same from step to step and nothing
+  // is read back to the host, as a captured CUDA graph needs; the caller advances `slot`.
+  torch::Tensor slot;
+
   void reserve(int64_t positions) { capacity = positions; }
+  bool fixed() const { return slot.defined(); }
   int64_t length() const { return keys.empty() ? 0 : keys[0].size(2); }
   void clear() {
     keys.clear();
     values.clear();
     key_store.clear();
     value_store.clear();
+    slot = torch::Tensor();
   }
   // Appends this step's keys and values [b, kv_heads, t, d] of `layer` and returns the whole
   // cached keys and values of that layer.
   std::pair<torch::Tensor, torch::Tensor> append(size_t layer, const torch::Tensor& k,
                                                  const torch::Tensor& v);
+
+ private:
+  std::pair<torch::Tensor, torch::Tensor> append_at_slot(size_t layer, const torch::Tensor& k,
+                                                         const torch::Tensor& v);
 };
 
 struct qwen3_forward_options {
