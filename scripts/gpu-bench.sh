@@ -5,7 +5,8 @@
 # reward service's load test with GPU workers.
 #   THROUGHPUT_WORKERS="1 8 16" OPS="spmv spmm" WORKERS=4 SUITE_LIMIT_S=300 LOAD_TEST=1 \
 #     scripts/gpu-bench.sh                                         results under $OUT (or ./out)
-# Empty THROUGHPUT_WORKERS or OPS skip those parts; SUITE_LIMIT_S bounds each suite (what it had
+# Empty THROUGHPUT_WORKERS or OPS skip those parts; BENCH_ARGS adds bench options (e.g.
+# "--only circuit,lp"); SUITE_LIMIT_S bounds each suite (what it had
 # measured by then stays in its bench.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +36,8 @@ fi
 for op in ${OPS-spmv}; do
   mkdir -p "$out/$op"
   say "suite $op"
-  timeout "$suite_limit_s" "$bin" bench --device gpu --op "$op" --k 64 --workers "$workers" \
+  # shellcheck disable=SC2086
+  timeout "$suite_limit_s" "$bin" bench --device gpu --op "$op" --k 64 --workers "$workers" ${BENCH_ARGS:-} \
     -o "$out/$op" 2>&1 | tee "$out/$op/bench.log"
   [[ ${PIPESTATUS[0]} -eq 124 ]] && say "suite $op cut at $suite_limit_s s"
   [[ -f $out/$op/bench.json ]] &&

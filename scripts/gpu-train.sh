@@ -57,7 +57,11 @@ nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader,nounits -lms 
   >"$out/ppo8b-memory.csv" 2>/dev/null &
 smi=$!
 start=$SECONDS
-timeout "${PPO8B_LIMIT_S:-600}" "$bin" train-ppo --device gpu --model-path "$model8b" --lora-rank 16 --steps 1 \
+# The random model comes without a tokenizer: any will do for timing (its ids are a subset).
+tokenizer=$model8b
+[[ -f $model8b/tokenizer.json ]] || tokenizer=tests/text/fixtures
+timeout "${PPO8B_LIMIT_S:-600}" "$bin" train-ppo --device gpu --model-path "$model8b" \
+  --tokenizer-path "$tokenizer" --lora-rank 16 --steps 1 \
   --batch-size 8 --mini-batch 4 --ppo-epochs 1 --max-new-tokens 256 --generate 16 --max-nnz 128 \
   --reward-threads 8 --workers 4 --no-progress -o "$work/ppo8b" >"$out/ppo8b.log" 2>&1
 rc=$?

@@ -121,6 +121,7 @@ struct gpu_runner::slot {
   device_info info;
   std::list<std::pair<std::string, int64_t>> loaded;  // uploads, most recent first
   int64_t loaded_bytes = 0;
+  bool lost = false;  // the last exchange found the worker gone without a reply
 };
 
 class gpu_runner::lease {
@@ -280,6 +281,7 @@ std::string gpu_runner::exchange(slot& s, const std::vector<char>& request,
                                          std::chrono::duration<double>(timeout_s));
   worker_process::io_status st = s.process->send(request, deadline);
   if (st == worker_process::io_status::ok) st = s.process->receive(reply, deadline);
+  s.lost = st == worker_process::io_status::closed;
   if (st == worker_process::io_status::ok) {
     append_bounded(log, s.process->take_log(), max_log_bytes);
     return "";
@@ -292,8 +294,15 @@ std::string gpu_runner::exchange(slot& s, const std::vector<char>& request,
     s.process->stop();
     why = "gpu worker sent a malformed frame";
   } else {
-    const std::string ended = s.process->stop(std::chrono::milliseconds(1000));
-    why = (ended.rfind("signal", 0) == 0 ? "worker crashed: " : "worker exited: ") + ended;
+    // It closed its end: it is exiting. Tearing down a CUDA context can take seconds when many
+    // share the GPU, so it gets exit_wait_s to be reaped with its own status.
+    const auto wait = std::chrono::milliseconds(std::llround(options_.exit_wait_s * 1000));
+    const std::string ended = s.process->stop(wait);
+    if (ended == worker_process::killed_after_grace)
+      why = "worker closed its connection without a reply and had not exited " +
+            seconds_text(options_.exit_wait_s) + " s later (killed)";
+    else
+      why = (ended.rfind("signal", 0) == 0 ? "worker crashed: " : "worker exited: ") + ended;
   }
   const std::string stderr_text = s.process->take_log();
   append_bounded(log, stderr_text, max_log_bytes);
@@ -337,6 +346,21 @@ std::string gpu_runner::ensure_loaded(slot& s, const std::string& key, const for
   return "";
 }
 
+std::string gpu_runner::run_once(slot& s, const run_request& request, const run_limits& limits,
+                                 std::vector<char>& reply, std::string& log) {
+  const std::string key = upload_key(request);
+  std::string failure = ensure_started(s);
+  if (failure.empty())
+    failure =
+        ensure_loaded(s, key, *request.args, options_.timeout_margin_s, limits.max_log_bytes, log);
+  if (!failure.empty()) return failure;
+  const double trials = static_cast<double>(request.inputs.size());
+  double timeout_s = limits.launch_timeout_s * trials + options_.timeout_margin_s;
+  if (request.measure_time) timeout_s += options_.timing.max_wall_s + 2 * limits.launch_timeout_s;
+  return exchange(s, gpu_protocol::encode_run(key, request, options_.timing), reply, timeout_s,
+                  limits.max_log_bytes, log);
+}
+
 run_result gpu_runner::run(const run_request& request, const run_limits& limits) {
   run_result result;
   result.failure = check_request(request);
@@ -349,20 +373,18 @@ run_result gpu_runner::run(const run_request& request, const run_limits& limits)
                      " bytes exceeds the limit of " + std::to_string(limits.memory_bytes);
     return result;
   }
-  const std::string key = upload_key(request);
   lease held = acquire();
   slot& s = *held;
-  if ((result.failure = ensure_started(s)).empty())
-    result.failure = ensure_loaded(s, key, *request.args, options_.timeout_margin_s,
-                                   limits.max_log_bytes, result.log);
-  if (!result.failure.empty()) return result;
-
-  const double trials = static_cast<double>(request.inputs.size());
-  double timeout_s = limits.launch_timeout_s * trials + options_.timeout_margin_s;
-  if (request.measure_time) timeout_s += options_.timing.max_wall_s + 2 * limits.launch_timeout_s;
   std::vector<char> reply;
-  result.failure = exchange(s, gpu_protocol::encode_run(key, request, options_.timing), reply,
-                            timeout_s, limits.max_log_bytes, result.log);
+  // A worker that vanishes without a reply (no CUDA error reported, no timeout) was not stopped by
+  // the program's device code, which can only fault its context; the program gets one more try
+  // on the replacement, and the verdict is a failure only when that worker is lost too.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    result.failure = run_once(s, request, limits, reply, result.log);
+    if (result.failure.empty() || !s.lost) break;
+    append_bounded(result.log, "sparserl: retried after: " + result.failure + "\n",
+                   limits.max_log_bytes);
+  }
   if (!result.failure.empty()) return result;
   try {
     wire::reader r(reply);

@@ -35,6 +35,9 @@ struct gpu_runner_options {
   int workers_per_device = 1;
   double start_timeout_s = 60;  // from spawn to the worker's hello (CUDA initialisation)
   double timeout_margin_s = 5;  // added to every watchdog for module load, copies, replies
+  // How long a worker that closed its connection gets to exit before it is killed (its own exit
+  // status is reported only when it exits in time).
+  double exit_wait_s = 10;
   int64_t cache_bytes = int64_t{8} << 30;  // format arrays each worker keeps uploaded
   timing_options timing;
 };
@@ -80,6 +83,9 @@ class gpu_runner : public program_runner {
   // worker.
   std::string exchange(slot& s, const std::vector<char>& request, std::vector<char>& reply,
                        double timeout_s, int64_t max_log_bytes, std::string& log);
+  // One attempt at a program: start, upload, run; "" or why it failed.
+  std::string run_once(slot& s, const run_request& request, const run_limits& limits,
+                       std::vector<char>& reply, std::string& log);
 
   gpu_runner_options options_;
   std::vector<std::string> command_;

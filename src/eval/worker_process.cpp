@@ -214,13 +214,15 @@ std::string worker_process::stop(std::chrono::milliseconds grace) {
     drain_log();
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (r == 0) {
+  const bool killed = r == 0;
+  if (killed) {
     ::kill(pid_, SIGKILL);
     while ((r = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
     }
   }
   pid_ = -1;
   drain_log();
+  if (killed && grace.count() > 0) return killed_after_grace;
   return r > 0 ? describe_exit(status) : "already reaped";
 }
 

@@ -35,8 +35,10 @@ class worker_process {
   std::string take_log();
 
   // Waits up to `grace` for the child to exit by itself, then SIGKILLs it; reaps it and says how it
-  // ended: "exited with status 3", "killed by signal 11 (Segmentation fault)".
+  // ended: "exit status 3", "signal 11 (Segmentation fault)", or killed_after_grace when a
+  // positive grace ran out (its own status is then unknown).
   std::string stop(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+  static constexpr const char* killed_after_grace = "still running after the grace period, killed";
   bool running() const { return pid_ > 0; }
 
  private:

@@ -148,13 +148,6 @@ std::vector<expert_config> space(const matrix_features&, int k) {
   return out;
 }
 
-// The lanes of this thread's group, for shuffles that only the group takes part in.
-std::string group_mask(int64_t group) {
-  if (group == 32) return "0xffffffffu";
-  const uint32_t bits = (uint32_t{1} << group) - 1;
-  return "(" + std::to_string(bits) + "u << ((threadIdx.x & 31) & ~(kGroup - 1)))";
-}
-
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
   require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
@@ -172,6 +165,13 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
+
+// The lanes of this thread's group, for shuffles that only the group takes part in.
+std::string group_mask(int64_t group) {
+  if (group == 32) return "0xffffffffu";
+  const uint32_t bits = (uint32_t{1} << group) - 1;
+  return "(" + std::to_string(bits) + "u << ((threadIdx.x & 31) & ~(kGroup - 1)))";
+}
 
 std::string spmm_tile_source(int64_t vec) { return vec == 4 ? tile_vector : tile_scalar; }
 

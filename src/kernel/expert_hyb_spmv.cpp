@@ -1,5 +1,6 @@
-// HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row, padding skipped),
-// then spmv_hyb_coo adds the overflow entries with the warp-segmented COO scan and atomics.
+// HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row, four slots in
+// flight, padding skipped), then spmv_hyb_coo adds the overflow entries (the long rows' tails,
+// split evenly: 32 x steps entries per warp) with the warp-segmented COO scan and atomics.
 #include <algorithm>
 #include <cmath>
 
@@ -24,15 +25,26 @@ const char* const source = R"(
 constexpr int kBlock = @block@;
 constexpr int kSteps = @steps@;  // 32-entry COO chunks per warp
 
+constexpr int kBatch = 4;  // ELL slots a thread has in flight
+
 extern "C" __global__ void spmv_hyb_ell(@ARGS@) {
   const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
   if (row >= rows) return;
   float sum = 0.0f;
-  for (int j = 0; j < width; ++j) {
-    const size_t at = (size_t)j * rows + row;
-    const int c = ell_col_idx[at];
-    if (c < 0) break;  // a row fills its first slots: the rest is padding
-    sum += ell_values[at] * __ldg(&x[c]);
+  // kBatch slots at a time: their index and value loads, then their x gathers, are independent,
+  // so a thread keeps kBatch loads in flight instead of one (a break per slot serialises them).
+  for (int j0 = 0; j0 < width; j0 += kBatch) {
+    int c[kBatch];
+    float a[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const size_t at = (size_t)(j0 + u) * rows + row;
+      c[u] = j0 + u < width ? ell_col_idx[at] : -1;  // a row fills its first slots: -1 is padding
+      a[u] = c[u] >= 0 ? ell_values[at] : 0.0f;
+    }
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) sum += c[u] >= 0 ? a[u] * __ldg(&x[c[u]]) : 0.0f;
+    if (c[kBatch - 1] < 0) break;  // the row ended inside this batch
   }
   y[row] = sum;
 }

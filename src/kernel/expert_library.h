@@ -86,6 +86,7 @@ family csr_merge_spmm();
 family ell_spmm();
 family sell_spmm();
 family bsr_spmm();
+family hyb_spmm();
 
 // The parameter list of (op, format)'s entry points, as entry_signature spells it (names
 // included: the template bodies use them, e.g. SELL's slice_height, SpMM's B and C).
@@ -138,6 +139,17 @@ int64_t tile_vec(int64_t group, int64_t tile, int k);
 // The tiles worth trying for k, largest first: the powers of two 32..256 not beyond k (rounded
 // up), or k rounded up when k < 32.
 std::vector<int64_t> spmm_tiles(int k);
+// The lanes of this thread's `group`-lane group, as a shuffle mask (device expression).
+std::string group_mask(int64_t group);
+
+// Power-law rows: the longest row is over 32 x the mean, or the Gini coefficient of the row
+// lengths is over 0.6; any row-to-lane mapping leaves a few groups with most of the work. The
+// nnz-split SpMM (hyb_split) is offered only then, and the heuristic splits nonzeros only then.
+bool skewed_rows(const matrix_features& f);
+// hyb_split's explicit split threshold: ceil(2 x mean row length) ELL slots (so a typical short
+// row stays whole in ELL and only long rows spill), or 0 (automatic) when that would pad the ELL
+// part beyond 3 x nnz slots.
+int64_t split_width(const matrix_features& f);
 
 }  // namespace expert_detail
 }  // namespace sparserl

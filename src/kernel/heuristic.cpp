@@ -32,20 +32,13 @@ int64_t dense_block(const matrix_features& f, double min_fill) {
 }
 
 // Power-law rows: a few rows hold a large share of the nonzeros, so any row-to-thread mapping
-// is imbalanced; only the merge path splits them evenly.
-bool skewed(const matrix_features& f) {
-  return f.row_length_max > 32 * std::max(1.0, f.row_length_mean) || f.row_length_gini > 0.6;
-}
+// is imbalanced (max > 32 x mean, or Gini > 0.6; shared with the hyb_split space).
+bool skewed(const matrix_features& f) { return expert_detail::skewed_rows(f); }
 
 // DIA reads 4 bytes per stored cell (diagonals x rows), CSR 8 per nonzero plus 4 per row: DIA wins
 // when it streams no more bytes (stencils, and banded matrices up to about half-full bands).
 bool dia_moves_fewer_bytes(const matrix_features& f) {
   return static_cast<double>(f.diagonal_count) * f.rows <= 2.0 * f.nnz + f.rows;
-}
-
-int64_t merge_rows_per_block(const matrix_features& f, int64_t items_per_block) {
-  return expert_detail::clamp64(static_cast<int64_t>(items_per_block / (1.0 + f.row_length_mean)),
-                                1, 1 << 16);
 }
 
 // SpMV rules, first match wins (revised from the H200 suite of docs/benchmarks.md, 2026-12-02):
@@ -56,7 +49,10 @@ int64_t merge_rows_per_block(const matrix_features& f, int64_t items_per_block) 
 //  3. DIA streams no more bytes than CSR (stencils, banded): DIA, unrolled by 4, a coalesced
 //     stream with no indices (best on every stencil and the banded matrix of the suite);
 //  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
-//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices);
+//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices); but when the
+//     lengths are even apart from a few huge rows (Gini <= 0.6), HYB at the automatic width:
+//     the body as ELL, the tails as COO (0.77x vs COO's 0.63x of cuSPARSE on circuit, H200
+//     2026-12-03);
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane.
@@ -74,7 +70,12 @@ expert_config pick_spmv(const matrix_features& f) {
   }
   if (dia_moves_fewer_bytes(f))
     return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 4}});
-  if (skewed(f)) return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
+  if (skewed(f)) {
+    // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails.
+    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5)
+      return config("hyb", op, format_kind::hyb, {{"width", 0}}, {{"block", 256}, {"steps", 4}});
+    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
+  }
   if (f.ell_padding_ratio <= 1.2)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});
   if (f.row_length_std > mean)
@@ -94,10 +95,18 @@ expert_config pick_spmv(const matrix_features& f) {
 
 // SpMM rules, first match wins:
 //  1. square blocks >= 80% full: BSR, a warp per block row (each B row piece feeds r rows);
-//  2. power-law rows (as SpMV rule 4): merge-path CSR with a warp per share, tile of 32..128;
-//  3. otherwise csr_rowgroup: the widest tile up to 128 columns, four columns per lane (float4
-//     when k % 4 == 0) so a group is tile / 4 lanes, nonzeros cached by shuffles when rows are
-//     long enough to fill a warp.
+//  2. power-law rows (as SpMV rule 4): hyb_split, the nnz split: rows up to the harness's
+//     automatic HYB width whole in the ELL part (a lane group of tile / 4 lanes per row), the
+//     long rows' tails in chunks of 32 nonzeros per lane group added by atomics. On the H200
+//     (2026-12-03, k = 64) it was the tuned best on circuit, R-MAT and small R-MAT (1.28-1.75x
+//     cuSPARSE), always with width 0 and 16 lanes; merge-path CSR, the previous pick, left a whole
+//     long row to one block (0.12x on circuit);
+//  3. otherwise csr_rowgroup: the widest tile up to 128 columns, eight columns (two float4) per
+//     lane, so a group is tile / 8 lanes (on the H200 suite at k = 64 group 8 beat group 16 by
+//     12-32% on 5 of the 7 large CSR matrices: two independent 16-byte B loads per lane and
+//     nonzero, four rows per warp); nonzeros cached by shuffles (one coalesced load of `group`
+//     column indices instead of one dependent load per nonzero) once the mean row fills at
+//     least half a group.
 expert_config pick_spmm(const matrix_features& f, int k) {
   const sparse_op op = sparse_op::spmm;
   const int64_t widest = expert_detail::spmm_tiles(k).front();
@@ -111,17 +120,19 @@ expert_config pick_spmm(const matrix_features& f, int k) {
           {{"block", 256}, {"group", 32}, {"tile", t}, {"vec", expert_detail::tile_vec(32, t, k)}});
     }
     if (skewed(f)) {
-      const int64_t tile = std::min<int64_t>(std::max<int64_t>(widest, 32), 128);
-      return config("csr_merge", op, format_kind::csr, {},
+      const int64_t tile = std::min<int64_t>(widest, 128);
+      const int64_t group = expert_detail::clamp64(tile / 4, 1, 32);
+      return config("hyb_split", op, format_kind::hyb, {{"width", 0}},
                     {{"block", 256},
+                     {"group", group},
                      {"tile", tile},
-                     {"vec", expert_detail::tile_vec(32, tile, k)},
-                     {"rows_per_block", merge_rows_per_block(f, 8 * 64)}});
+                     {"vec", expert_detail::tile_vec(group, tile, k)},
+                     {"chunk", 32}});
     }
   }
   const int64_t tile = std::min<int64_t>(widest, 128);
-  const int64_t group = expert_detail::clamp64(tile / 4, 1, 32);
-  const int64_t cache = group == 32 && f.row_length_mean >= 16 ? 1 : 0;
+  const int64_t group = expert_detail::clamp64(tile / 8, 1, 32);
+  const int64_t cache = 2 * f.row_length_mean >= group ? 1 : 0;
   return config("csr_rowgroup", op, format_kind::csr, {},
                 {{"block", 256},
                  {"group", group},

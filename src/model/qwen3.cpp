@@ -286,8 +286,10 @@ std::pair<torch::Tensor, torch::Tensor> qwen3_kv_cache::append(size_t layer, con
     if (capacity > t) {
       std::vector<int64_t> shape = k.sizes().vec();
       shape[2] = capacity;
-      key_store.push_back(torch::empty(shape, k.options()));
-      value_store.push_back(torch::empty(shape, v.options()));
+      // Zeros, not empty: the fixed-shape mode reads every slot, and a masked slot still enters
+      // the sums as 0 x value, which is NaN when stale memory holds a NaN pattern.
+      key_store.push_back(torch::zeros(shape, k.options()));
+      value_store.push_back(torch::zeros(shape, v.options()));
       key_store.back().narrow(2, 0, t).copy_(k);
       value_store.back().narrow(2, 0, t).copy_(v);
       keys.push_back(key_store.back().narrow(2, 0, t));
@@ -348,7 +350,7 @@ torch::Tensor qwen3_model::attention(const qwen3_layer_weights& w, const qwen3_l
   const torch::Tensor grouped_allowed =
       allowed.unsqueeze(2).expand({b, 1, groups, t, span}).reshape({b, 1, groups * t, span});
   const torch::Tensor out =
-      softmax_attention(grouped_q, k, v, grouped_allowed).view({b, heads, t, d});
+      softmax_attention(grouped_q, k, v, grouped_allowed).reshape({b, heads, t, d});
   return linear(out.transpose(1, 2).reshape({b, t, heads * d}), w.o_proj, a.o_proj);
 }
 

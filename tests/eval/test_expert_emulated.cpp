@@ -153,5 +153,68 @@ TEST(ExpertEmulated, EveryOfferedConfigurationIsCorrect) {
   for (const expert_config& c : spmm) check_emulated(runner, c, fem, 20);
 }
 
+// 600 rows: mostly 1..9 nonzeros, every 13th row empty (and the last), three rows of
+// 2000..2500 nonzeros (one of them every column) and a few of 40..60, all far above any
+// threshold the space derives.
+csr_matrix skewed_matrix() {
+  std::vector<int32_t> lengths(600);
+  for (size_t r = 0; r < lengths.size(); ++r) lengths[r] = 1 + static_cast<int32_t>(r * 7 % 9);
+  for (size_t r = 0; r < lengths.size(); r += 13) lengths[r] = 0;
+  lengths[599] = 0;
+  lengths[1] = 2500;  // every column
+  lengths[300] = 2200;
+  lengths[598] = 2000;
+  for (size_t r : {50, 51, 52, 400}) lengths[r] = 40 + static_cast<int32_t>(r % 21);
+  return testing::from_lengths(2500, lengths, 21);
+}
+
+expert_config split(int64_t width, int64_t block, int64_t group, int64_t tile, int64_t vec,
+                    int64_t chunk) {
+  return make("hyb_split", sparse_op::spmm, format_kind::hyb,
+              {{"block", block}, {"group", group}, {"tile", tile}, {"vec", vec}, {"chunk", chunk}},
+              {{"width", width}});
+}
+
+// The nnz-split SpMM (hyb_split): every configuration its space offers and the heuristic's pick
+// on a skewed matrix, at k = 8, 32, 64, 128.
+TEST(ExpertEmulated, SplitSpmmIsCorrectOnASkewedMatrix) {
+  cpu_runner runner;
+  const csr_matrix a = skewed_matrix();
+  const matrix_features f = compute_features(a);
+  ASSERT_TRUE(expert_detail::skewed_rows(f));
+  ASSERT_EQ(f.row_length_max, 2500);
+  ASSERT_GT(f.empty_rows, 40);
+  for (int k : {8, 32, 64, 128}) {
+    std::vector<expert_config> configs;
+    for (const expert_config& c : expert_space(sparse_op::spmm, f, k))
+      if (c.name == "hyb_split") configs.push_back(c);
+    ASSERT_GE(configs.size(), 4u) << "k=" << k;
+    const expert_config pick = pick_heuristic(sparse_op::spmm, f, k);
+    EXPECT_EQ(pick.name, "hyb_split");
+    configs.push_back(pick);
+    for (const expert_config& c : configs) check_emulated(runner, c, a, k);
+  }
+}
+
+// Small blocks, groups and chunks so the emulated grids have many blocks, partial tiles, chunks
+// that end mid-row and groups that own no COO entries; the scalar path (k = 37) and float4.
+TEST(ExpertEmulated, SplitSpmmSmallBlocksAreCorrectOnEdgeMatrices) {
+  cpu_runner runner;
+  std::vector<testing::named_matrix> matrices = testing::edge_matrices();
+  matrices.push_back({"skewed_600x2500", skewed_matrix()});
+  matrices.push_back({"circuit", testing::generated("circuit", 800)});
+  const std::vector<expert_config> configs = {
+      split(2, 64, 4, 32, 4, 8),     // threshold 2: nearly every row spills into COO
+      split(0, 64, 8, 32, 1, 3),     // automatic width; chunks shorter than a group
+      split(5, 32, 32, 128, 4, 64),  // a warp per row and chunk, float4
+      split(1, 64, 2, 8, 4, 5),      // k-tile of 8, two lanes per group
+  };
+  for (const testing::named_matrix& m : matrices) {
+    SCOPED_TRACE(m.name);
+    for (const expert_config& c : configs)
+      for (int k : {37, 64}) check_emulated(runner, c, m.matrix, k);
+  }
+}
+
 }  // namespace
 }  // namespace sparserl

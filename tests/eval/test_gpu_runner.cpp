@@ -50,8 +50,8 @@ std::vector<float> cpu_spmv(const std::vector<kernel_arg>& args, const std::vect
   return y;
 }
 
-// Modes: cpu (a correct CPU worker), nogpu, and hang / crash / fatal / spam, each with a _once
-// variant that misbehaves only in the first process (SPARSERL_FAKE_MARKER records it).
+// Modes: cpu (a correct CPU worker), nogpu, and hang / crash / linger / fatal / spam, each with a
+// _once variant that misbehaves only in the first process (SPARSERL_FAKE_MARKER records it).
 int fake_worker(const std::string& mode) {
   const int out = ::dup(1);
   ::dup2(2, 1);
@@ -102,6 +102,12 @@ int fake_worker(const std::string& mode) {
     const gpu_protocol::run_program_request q = gpu_protocol::decode_run(r);
     if (misbehave && base == "hang")
       for (;;) ::pause();
+    if (misbehave && base == "linger") {  // closes its connection, then is slow to exit
+      ::close(0);
+      ::close(out);
+      ::sleep(30);
+      return 0;
+    }
     if (misbehave && base == "crash") {
       std::signal(SIGSEGV, SIG_DFL);  // a real crash, even where a sanitizer handles SIGSEGV
       std::raise(SIGSEGV);
@@ -351,14 +357,37 @@ TEST(GpuRunnerPool, TimeoutKillsAndReplacesTheWorker) {
   EXPECT_EQ(runner.workers_started(), 2);
 }
 
-TEST(GpuRunnerPool, CrashIsReportedWithItsSignal) {
-  gpu_runner runner(fake_options("crash_once"));
+// A worker lost without a reply gets the program once more on its replacement: a one-off crash
+// costs a retry (said in the log), a repeated one is the verdict, with the signal.
+TEST(GpuRunnerPool, LostWorkerIsRetriedOnceThenItsCrashIsReported) {
+  {
+    gpu_runner runner(fake_options("crash_once"));
+    task t(100, 100, "t");
+    const run_result r = runner.run(t.request, run_limits{});
+    EXPECT_TRUE(t.matches(r)) << r.failure;
+    EXPECT_TRUE(contains(r.log, "retried after: worker crashed: signal 11")) << r.log;
+    EXPECT_EQ(runner.workers_started(), 2);
+  }
+  gpu_runner runner(fake_options("crash"));
   task t(100, 100, "t");
   const run_result crashed = runner.run(t.request, run_limits{});
   EXPECT_FALSE(crashed.ok);
   EXPECT_TRUE(contains(crashed.failure, "worker crashed: signal 11")) << crashed.failure;
-  EXPECT_TRUE(t.matches(runner.run(t.request, run_limits{})));
-  EXPECT_EQ(runner.workers_started(), 2);
+  EXPECT_EQ(runner.workers_started(), 3);  // two attempts, and the second one's replacement
+}
+
+// A worker that closed its end but does not exit in exit_wait_s is killed, and the failure says
+// that rather than reporting the pool's own SIGKILL as a crash.
+TEST(GpuRunnerPool, WorkerSlowToExitIsKilledAndSaidSo) {
+  gpu_runner_options o = fake_options("linger");
+  o.exit_wait_s = 0.2;
+  gpu_runner runner(o);
+  task t(100, 100, "t");
+  const run_result r = runner.run(t.request, run_limits{});
+  EXPECT_FALSE(r.ok);
+  EXPECT_TRUE(contains(r.failure, "closed its connection without a reply and had not exited"))
+      << r.failure;
+  EXPECT_FALSE(contains(r.failure, "signal 9")) << r.failure;
 }
 
 TEST(GpuRunnerPool, StickyErrorReplacesTheWorker) {

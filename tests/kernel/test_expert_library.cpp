@@ -135,6 +135,30 @@ TEST(ExpertLibrary, SpacePrunesFormatsByStructure) {
   EXPECT_FALSE(offers(expert_space(sparse_op::spmv, random, 1), format_kind::dia));
   EXPECT_TRUE(offers(expert_space(sparse_op::spmv, skewed, 1), format_kind::hyb));
   EXPECT_FALSE(offers(expert_space(sparse_op::spmv, stencil, 1), format_kind::hyb));
+  // The nnz-split SpMM (HYB) only for skewed rows.
+  EXPECT_TRUE(offers(expert_space(sparse_op::spmm, skewed, 64), format_kind::hyb));
+  EXPECT_FALSE(offers(expert_space(sparse_op::spmm, stencil, 64), format_kind::hyb));
+  EXPECT_FALSE(offers(expert_space(sparse_op::spmm, random, 64), format_kind::hyb));
+  EXPECT_FALSE(offers(expert_space(sparse_op::spmm, blocks, 64), format_kind::hyb));
+}
+
+TEST(ExpertLibrary, SplitSpaceUsesFloat4AndThresholdAboveTheMean) {
+  std::vector<int32_t> lengths(3000, 5);
+  for (size_t r = 0; r < lengths.size(); r += 7) lengths[r] = 0;
+  lengths[10] = lengths[2000] = 4000;
+  const matrix_features f = compute_features(testing::from_lengths(6000, lengths, 4));
+  ASSERT_TRUE(expert_detail::skewed_rows(f));
+  int offered = 0;
+  for (const expert_config& c : expert_space(sparse_op::spmm, f, 64)) {
+    if (c.name != "hyb_split") continue;
+    ++offered;
+    SCOPED_TRACE(c.describe());
+    EXPECT_EQ(c.param("vec"), 4);  // k = 64: 16-byte B loads
+    EXPECT_EQ(c.param("tile"), 64);
+    const int64_t width = c.format_param("width");
+    EXPECT_TRUE(width == 0 || (width > f.row_length_mean && width < 4000));
+  }
+  EXPECT_GE(offered, 4);
 }
 
 TEST(ExpertLibrary, VectorLanesFollowTheRowLength) {
@@ -220,7 +244,9 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   const csr_matrix skewed = testing::from_lengths(6000, lengths, 1);
   // SpMV: COO splits every row across warps (faster than merge-path CSR on the H200 suite).
   EXPECT_EQ(pick(skewed).name, "coo");
-  EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "csr_merge");
+  // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups.
+  EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "hyb_split");
+  EXPECT_EQ(pick(skewed, sparse_op::spmm).format, format_kind::hyb);
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
   for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);

@@ -7,6 +7,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -43,9 +44,21 @@ generate_options greedy(int64_t tokens) {
   return o;
 }
 
+// Leaves NaN in memory the allocator hands out next (freed blocks of the KV stores' size), so a
+// fixed-shape step that read a never-written slot would turn its logits into NaN.
+void poison_free_memory(const qwen3_model& m, int64_t batch, int64_t capacity) {
+  const qwen3_config& c = m.config();
+  const auto opts = m.weights().embed_tokens.options();
+  std::vector<torch::Tensor> blocks;
+  for (int64_t i = 0; i < 4 * c.num_hidden_layers; ++i)
+    blocks.push_back(torch::full({batch, c.num_key_value_heads, capacity, c.head_dim},
+                                 std::numeric_limits<float>::quiet_NaN(), opts));
+}
+
 TEST(decode_step, fixed_mode_gives_the_growing_modes_greedy_tokens) {
   const qwen3_model m = random_model();
   const std::vector<ids_t> growing = run(m, decode_mode::growing, greedy(20));
+  poison_free_memory(m, 3, 7 + 20);
   EXPECT_EQ(run(m, decode_mode::fixed, greedy(20)), growing);
   for (const ids_t& ids : growing) EXPECT_EQ(ids.size(), 20u);
 }
@@ -112,6 +125,7 @@ TEST(decode_step_gpu, cuda_graph_mode_gives_the_eager_tokens) {
   const qwen3_model m = random_model(torch::kCUDA);
   EXPECT_EQ(resolve_decode_mode(decode_mode::automatic, torch::kCUDA), decode_mode::cuda_graph);
   const std::vector<ids_t> growing = run(m, decode_mode::growing, greedy(32));
+  poison_free_memory(m, 3, 7 + 32);
   EXPECT_EQ(run(m, decode_mode::cuda_graph, greedy(32)), growing);
   EXPECT_EQ(run(m, decode_mode::fixed, greedy(32)), growing);
   generate_options o;
@@ -119,6 +133,24 @@ TEST(decode_step_gpu, cuda_graph_mode_gives_the_eager_tokens) {
   o.sampling = {0.9, 20, 0.95, 77};
   o.eos_token_ids = {growing[0].at(3)};
   EXPECT_EQ(run(m, decode_mode::cuda_graph, o), run(m, decode_mode::growing, o));
+}
+
+// bf16, as rollouts run: sampling validates the probabilities (a NaN logit fails the multinomial)
+// and greedy decoding must stay finite and equal to the eager tokens for the first steps.
+TEST(decode_step_gpu, cuda_graph_mode_in_bf16_samples_from_finite_logits) {
+  if (!torch::cuda::is_available() || !cuda_graphs_built())
+    GTEST_SKIP() << "needs a CUDA device and a CUDA build of LibTorch";
+  const qwen3_config cfg = tiny_qwen3_config(97);
+  const qwen3_model m(cfg, random_qwen3_weights(cfg, 11, torch::kBFloat16, torch::kCUDA, 0.2));
+  generate_options o;
+  o.max_new_tokens = 40;
+  o.sampling = {1.0, 0, 0.95, 5};
+  poison_free_memory(m, 3, 7 + 40);
+  const std::vector<ids_t> sampled = run(m, decode_mode::cuda_graph, o);
+  for (const ids_t& ids : sampled) EXPECT_EQ(ids.size(), 40u);
+  const std::vector<ids_t> growing = run(m, decode_mode::growing, greedy(8));
+  poison_free_memory(m, 3, 7 + 8);
+  EXPECT_EQ(run(m, decode_mode::cuda_graph, greedy(8)), growing);
 }
 
 }  // namespace
