@@ -8,7 +8,8 @@
 # Results under $OUT: quickstart.log, held_out.json, plots/, ppo8b.log, ppo8b-metrics.jsonl,
 # ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_QS=1 skips part 1, SKIP_8B=1 part 2;
 # PPO8B_MODEL names an 8B-shaped HF directory already written (scripts/gpu-decode.sh with
-# DECODE_KEEP=1); QS_LIMIT_S and PPO8B_LIMIT_S bound the two parts.
+# DECODE_KEEP=1); QS_PPO_STEPS and QS_PPO_LR set the quickstart's PPO; QS_LIMIT_S and PPO8B_LIMIT_S
+# bound the two parts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
@@ -29,8 +30,8 @@ start=$SECONDS
 # shellcheck disable=SC2086
 timeout "${QS_LIMIT_S:-600}" "$bin" quickstart --device gpu -o "$work/qs" --matrices 64 --max-rows 4000 \
   --hidden 512 --layers 8 --heads 8 --kv-heads 4 --intermediate 1536 --vocab 8192 --max-nnz 128 \
-  --pretrain-steps 100 --sft-steps 200 --sft-batch 8 --ppo-steps 4 --ppo-batch 16 \
-  --corpus-bytes $((2 << 20)) --pretrain-lr 1e-3 --sft-lr 5e-4 --ppo-lr 2e-5 \
+  --pretrain-steps 100 --sft-steps 200 --sft-batch 8 --ppo-steps "${QS_PPO_STEPS:-4}" --ppo-batch 16 \
+  --corpus-bytes $((2 << 20)) --pretrain-lr 1e-3 --sft-lr 5e-4 --ppo-lr "${QS_PPO_LR:-2e-5}" \
   --max-new-tokens 512 ${QS_ARGS:-} >"$out/quickstart.log" 2>&1
 say "quickstart rc=$? in $((SECONDS - start)) s"
 grep -E '^\[|loss|extracted|step [0-9]+:|verdict|done' "$out/quickstart.log" | tee -a "$out/train-summary.txt"
