@@ -4,7 +4,9 @@
 # (`sparserl bench`: cuSPARSE vs heuristic vs tuned best, plus the copy-bandwidth roofline) and the
 # reward service's load test with GPU workers.
 #   THROUGHPUT_WORKERS="1 8 16" OPS="spmv spmm" WORKERS=4 SUITE_LIMIT_S=300 LOAD_TEST=1 \
-#     scripts/gpu-bench.sh                                         results under $OUT (or ./out)
+#     SUSTAINED=1 scripts/gpu-bench.sh                             results under $OUT (or ./out)
+# SUSTAINED=1 adds bench/bench_eval_throughput: the same evaluation on a warm pool, 128 distinct
+# programs per worker count (start-up, baseline and inputs left out), sustained.json.
 # Empty THROUGHPUT_WORKERS or OPS skip those parts; BENCH_ARGS adds bench options (e.g.
 # "--only circuit,lp"); SUITE_LIMIT_S bounds each suite (what it had
 # measured by then stays in its bench.log).
@@ -30,6 +32,14 @@ if [[ -n $throughput_workers ]]; then
     grep -vE ' correct( \[heuristic\])?$' "$out/throughput-w$w.txt" | tail -n +3 |
       tee -a "$out/bench-summary.txt"
   done
+fi
+
+# 1b. Sustained throughput on a warm pool.
+if [[ ${SUSTAINED:-0} == 1 ]]; then
+  build-gpu/bench/bench_eval_throughput --benchmark_format=json >"$out/sustained.json" \
+    2>"$out/sustained.log"
+  say "sustained throughput rc=$?: $(grep -o '"programs_per_s": [0-9.]*' "$out/sustained.json" |
+    tr '\n' ' ')"
 fi
 
 # 2. The suite, per op.
