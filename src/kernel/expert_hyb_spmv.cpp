@@ -64,8 +64,12 @@ std::vector<expert_config> space(const matrix_features& f, int) {
     const int64_t width = clamp64(static_cast<int64_t>(std::ceil(w)), 1, f.row_length_max);
     if (std::find(widths.begin(), widths.end(), width) == widths.end()) widths.push_back(width);
   }
+  // The COO part holds the long rows' tails: with very long rows, 16 steps per warp cut the
+  // same-address atomics 4x (as in the COO space).
+  std::vector<int64_t> steps_values = {1, 4};
+  if (f.row_length_max > long_tail_row) steps_values.push_back(16);
   for (int64_t width : widths)
-    for (int64_t steps : {1, 4})
+    for (int64_t steps : steps_values)
       out.push_back(make_config(info(), {{"width", width}}, {{"block", 256}, {"steps", steps}}));
   return out;
 }

@@ -64,6 +64,10 @@ kernel_program emit_program(const expert_config& config);
 // ---- for the template files only -------------------------------------------------------------
 namespace expert_detail {
 
+// Rows longer than this span many 32 x steps COO chunks (64 warps at 1 step): the COO and HYB
+// spaces add a long-chunk variant for them.
+inline constexpr int64_t long_tail_row = 2048;
+
 struct family {
   expert_template info;
   std::vector<expert_config> (*space)(const matrix_features& f, int k);

@@ -196,6 +196,21 @@ TEST(ExpertEmulated, SplitSpmmIsCorrectOnASkewedMatrix) {
   }
 }
 
+// The COO and HYB SpMV spaces on rows longer than long_tail_row offer the 16-step chunks too.
+TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
+  cpu_runner runner;
+  const csr_matrix a = skewed_matrix();
+  const matrix_features f = compute_features(a);
+  ASSERT_GT(f.row_length_max, expert_detail::long_tail_row);
+  int long_chunks = 0;
+  for (const expert_config& c : expert_space(sparse_op::spmv, f, 1)) {
+    if (c.name != "coo" && c.name != "hyb") continue;
+    long_chunks += c.param("steps") == 16;
+    check_emulated(runner, c, a, 1);
+  }
+  EXPECT_GE(long_chunks, 2);  // one COO, one or more HYB
+}
+
 // Small blocks, groups and chunks so the emulated grids have many blocks, partial tiles, chunks
 // that end mid-row and groups that own no COO entries; the scalar path (k = 37) and float4.
 TEST(ExpertEmulated, SplitSpmmSmallBlocksAreCorrectOnEdgeMatrices) {
