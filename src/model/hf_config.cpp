@@ -103,11 +103,13 @@ double parse_rope_theta(const reader& r) {
 void check_model_type(const reader& r, bool allow_other) {
   const std::string type = r.text("model_type", "");
   if (type != "qwen3" && !allow_other)
-    r.fail("model_type is " + (type.empty() ? std::string("missing") : quote_text(type, 80)) +
+    r.fail("model_type is " +
+           (type.empty() ? std::string("missing") : quote_text(type, name_quote_bytes)) +
            ", expected \"qwen3\"");
   const std::string act = r.text("hidden_act", "silu");
   if (act != "silu")
-    r.fail("hidden_act " + quote_text(act, 80) + " is not supported (Qwen3 uses silu)");
+    r.fail("hidden_act " + quote_text(act, name_quote_bytes) +
+           " is not supported (Qwen3 uses silu)");
 }
 
 void check_positive(const std::string& source, const char* key, int64_t value) {

@@ -269,7 +269,7 @@ class peft_config_reader {
       const std::string s = name.get<std::string>();
       const auto& all = qwen3_linears();
       if (std::none_of(all.begin(), all.end(), [&](const qwen3_linear& m) { return s == m.name; }))
-        fail("target module " + quote_text(s, 80) +
+        fail("target module " + quote_text(s, name_quote_bytes) +
              " is not a Qwen3 linear (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, "
              "down_proj)");
       out.push_back(s);

@@ -21,7 +21,8 @@ void validate(const lora_config& c, const std::string& source) {
   std::set<std::string> seen;
   for (const std::string& m : c.target_modules)
     if (!seen.insert(m).second)
-      throw error(source + ": LoRA target module " + quote_text(m, 80) + " is listed twice");
+      throw error(source + ": LoRA target module " + quote_text(m, name_quote_bytes) +
+                  " is listed twice");
 }
 
 bool same_lora_config(const lora_config& a, const lora_config& b) {

@@ -220,7 +220,8 @@ void qwen3_model::attach_lora(const lora_config& config, uint64_t seed) {
     const auto it =
         std::find_if(all.begin(), all.end(), [&](const qwen3_linear& m) { return name == m.name; });
     if (it == all.end())
-      throw error("qwen3_model::attach_lora: unknown target module " + quote_text(name, 80) +
+      throw error("qwen3_model::attach_lora: unknown target module " +
+                  quote_text(name, name_quote_bytes) +
                   "; Qwen3 has q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj");
     targets.push_back(&*it);
   }

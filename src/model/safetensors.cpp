@@ -131,12 +131,13 @@ void check_coverage(std::vector<entry_span> spans, uint64_t buffer_bytes) {
   const entry_span* last = nullptr;
   for (const entry_span& s : spans) {
     if (s.begin < covered)
-      throw error("tensors " + quote_text(last->name, 80) + " and " + quote_text(s.name, 80) +
-                  " overlap at byte " + std::to_string(s.begin));
+      throw error("tensors " + quote_text(last->name, name_quote_bytes) + " and " +
+                  quote_text(s.name, name_quote_bytes) + " overlap at byte " +
+                  std::to_string(s.begin));
     if (s.begin > covered)
       throw error("gap in the data buffer: bytes [" + std::to_string(covered) + ", " +
                   std::to_string(s.begin) + ") belong to no tensor (before " +
-                  quote_text(s.name, 80) + ")");
+                  quote_text(s.name, name_quote_bytes) + ")");
     covered = s.end;
     last = &s;
   }
@@ -150,7 +151,8 @@ std::map<std::string, std::string> parse_metadata(const json& meta) {
   std::map<std::string, std::string> out;
   for (const auto& [key, value] : meta.items()) {
     if (!value.is_string())
-      throw error("\"__metadata__\" value for " + quote_text(key, 80) + " is not a string");
+      throw error("\"__metadata__\" value for " + quote_text(key, name_quote_bytes) +
+                  " is not a string");
     out[key] = value.get<std::string>();
   }
   return out;
@@ -170,7 +172,7 @@ const char* dtype_name(st_dtype dtype) { return info(dtype).name; }
 st_dtype parse_dtype(const std::string& name) {
   for (const dtype_info& d : dtype_table)
     if (name == d.name) return d.dtype;
-  throw error("unknown dtype " + quote_text(name, 80));
+  throw error("unknown dtype " + quote_text(name, name_quote_bytes));
 }
 
 int64_t shape_numel(const std::vector<int64_t>& shape) {
@@ -257,7 +259,7 @@ void safetensors_file::parse_header(const char* header, size_t header_bytes, siz
   }
   if (!doc.is_object()) throw error("header is not a JSON object");
   if (!duplicate.empty())
-    throw error("duplicate tensor name " + quote_text(duplicate, 80) + " in header");
+    throw error("duplicate tensor name " + quote_text(duplicate, name_quote_bytes) + " in header");
   const char* buffer = header + header_bytes;
   std::vector<entry_span> spans;
   for (const auto& [name, entry] : doc.items()) {
@@ -271,7 +273,7 @@ void safetensors_file::parse_header(const char* header, size_t header_bytes, siz
       view.data = buffer + begin;
       tensors_.emplace(name, std::move(view));
     } catch (const error& e) {
-      throw error("tensor " + quote_text(name, 80) + ": " + e.what());
+      throw error("tensor " + quote_text(name, name_quote_bytes) + ": " + e.what());
     }
     spans.push_back({name, begin, end});
   }
@@ -286,7 +288,8 @@ std::vector<std::string> safetensors_file::names() const {
 
 const tensor_view& safetensors_file::get(const std::string& name) const {
   const auto it = tensors_.find(name);
-  if (it == tensors_.end()) throw error("no tensor " + quote_text(name, 80) + " in " + path_);
+  if (it == tensors_.end())
+    throw error("no tensor " + quote_text(name, name_quote_bytes) + " in " + path_);
   return it->second;
 }
 
@@ -294,7 +297,7 @@ namespace {
 
 // Validates one tensor to write and returns its byte count.
 uint64_t checked_bytes(const tensor_data& t, const std::string& path) {
-  const std::string where = "writing " + path + ": tensor " + quote_text(t.name, 80);
+  const std::string where = "writing " + path + ": tensor " + quote_text(t.name, name_quote_bytes);
   if (t.name == "__metadata__") throw error(where + " uses the reserved name");
   uint64_t want = 0;
   try {
@@ -326,7 +329,8 @@ void write_safetensors(const std::string& path, const std::vector<tensor_data>& 
   for (const tensor_data* t : layout) {
     const uint64_t bytes = checked_bytes(*t, path);
     if (!by_name.emplace(t->name, std::make_pair(t, offset)).second)
-      throw error("writing " + path + ": tensor " + quote_text(t->name, 80) + " appears twice");
+      throw error("writing " + path + ": tensor " + quote_text(t->name, name_quote_bytes) +
+                  " appears twice");
     offset += bytes;
   }
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
@@ -360,7 +364,7 @@ std::vector<std::string> sharded_checkpoint::names() const {
 const tensor_view& sharded_checkpoint::get(const std::string& name) const {
   const auto it = tensors_.find(name);
   if (it == tensors_.end())
-    throw error("no tensor " + quote_text(name, 80) + " in checkpoint " + dir_);
+    throw error("no tensor " + quote_text(name, name_quote_bytes) + " in checkpoint " + dir_);
   return *it->second;
 }
 
@@ -406,25 +410,25 @@ sharded_checkpoint load_sharded(const std::string& dir) {
   std::map<std::string, const safetensors_file*> shard_by_file;
   for (const auto& [name, file] : index["weight_map"].items()) {
     if (!file.is_string())
-      throw error(index_path + ": weight_map entry for " + quote_text(name, 80) +
+      throw error(index_path + ": weight_map entry for " + quote_text(name, name_quote_bytes) +
                   " is not a string");
     const std::string shard = file.get<std::string>();
     // Shards live in the checkpoint directory; a path would let an index point anywhere.
     if (shard.empty() || shard.find('/') != std::string::npos || shard == "..")
-      throw error(index_path + ": shard name " + quote_text(shard, 80) +
+      throw error(index_path + ": shard name " + quote_text(shard, name_quote_bytes) +
                   " is not a plain file name");
     if (shard_by_file.count(shard) == 0) {
       const std::string shard_path = dir + "/" + shard;
       if (!file_exists(shard_path))
         throw error(index_path + ": missing shard " + shard + " (listed for " +
-                    quote_text(name, 80) + ")");
+                    quote_text(name, name_quote_bytes) + ")");
       ckpt.shards_.push_back(std::make_unique<safetensors_file>(shard_path));
       shard_by_file[shard] = ckpt.shards_.back().get();
     }
     const safetensors_file& f = *shard_by_file[shard];
     if (!f.contains(name))
-      throw error(index_path + ": tensor " + quote_text(name, 80) + " is mapped to " + shard +
-                  " but that shard does not contain it");
+      throw error(index_path + ": tensor " + quote_text(name, name_quote_bytes) + " is mapped to " +
+                  shard + " but that shard does not contain it");
     ckpt.tensors_[name] = &f.get(name);
   }
   // A tensor stored twice would make the checkpoint ambiguous even if the map picks one.
@@ -433,7 +437,7 @@ sharded_checkpoint load_sharded(const std::string& dir) {
     for (const std::string& name : shard->names()) {
       const auto [it, fresh] = owner.emplace(name, file);
       if (!fresh)
-        throw error("checkpoint " + dir + ": tensor " + quote_text(name, 80) +
+        throw error("checkpoint " + dir + ": tensor " + quote_text(name, name_quote_bytes) +
                     " is present in both " + it->second + " and " + file);
     }
   }

@@ -7,6 +7,10 @@
 
 namespace sparserl {
 
+// The bound for names read from files (tensor, module and config names): long enough for any
+// real HF name, short enough to keep an error on one readable line.
+inline constexpr size_t name_quote_bytes = 80;
+
 // 'text' in single quotes, at most max_bytes of it, bytes outside printable ASCII as \xNN, and
 // "..." when cut.
 std::string quote_text(std::string_view text, size_t max_bytes = 40);
