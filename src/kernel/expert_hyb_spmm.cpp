@@ -148,6 +148,16 @@ extern "C" __global__ void spmm_hyb_coo(@ARGS@) {
 }
 )";
 
+// The explicit split threshold: ceil(2 x mean row length) ELL slots (a typical short row stays
+// whole in ELL and only long rows spill), or 0 (automatic) when that would pad the ELL part beyond
+// 3 x nnz slots.
+int64_t split_width(const matrix_features& f) {
+  if (f.nnz == 0) return 0;
+  const int64_t width = clamp64(static_cast<int64_t>(std::ceil(2 * f.row_length_mean)), 1,
+                                std::max<int32_t>(1, f.row_length_max));
+  return static_cast<double>(f.rows) * width <= 3.0 * static_cast<double>(f.nnz) ? width : 0;
+}
+
 std::vector<expert_config> space(const matrix_features& f, int k) {
   // Only for skewed rows: on even rows csr_rowgroup reads the same bytes without the padding
   // and the second launch.
@@ -194,17 +204,6 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
-
-bool skewed_rows(const matrix_features& f) {
-  return f.row_length_max > 32 * std::max(1.0, f.row_length_mean) || f.row_length_gini > 0.6;
-}
-
-int64_t split_width(const matrix_features& f) {
-  if (f.nnz == 0) return 0;
-  const int64_t width = clamp64(static_cast<int64_t>(std::ceil(2 * f.row_length_mean)), 1,
-                                std::max<int32_t>(1, f.row_length_max));
-  return static_cast<double>(f.rows) * width <= 3.0 * static_cast<double>(f.nnz) ? width : 0;
-}
 
 family hyb_spmm() { return {info(), space, emit}; }
 

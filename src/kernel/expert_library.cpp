@@ -141,6 +141,10 @@ int64_t pow2_at_least(int64_t v) {
 
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::min(hi, v)); }
 
+bool skewed_rows(const matrix_features& f) {
+  return f.row_length_max > 32 * std::max(1.0, f.row_length_mean) || f.row_length_gini > 0.6;
+}
+
 // Merrill & Garland's merge-path search over the merge of the row ends with the nonzero indices:
 // the number of row ends among the first `diagonal` items. row_end[i] - base is row i's end.
 const char* const merge_search_source = R"(

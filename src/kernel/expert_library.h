@@ -150,10 +150,6 @@ std::string group_mask(int64_t group);
 // lengths is over 0.6; any row-to-lane mapping leaves a few groups with most of the work. The
 // nnz-split SpMM (hyb_split) is offered only then, and the heuristic splits nonzeros only then.
 bool skewed_rows(const matrix_features& f);
-// hyb_split's explicit split threshold: ceil(2 x mean row length) ELL slots (so a typical short
-// row stays whole in ELL and only long rows spill), or 0 (automatic) when that would pad the ELL
-// part beyond 3 x nnz slots.
-int64_t split_width(const matrix_features& f);
 
 }  // namespace expert_detail
 }  // namespace sparserl

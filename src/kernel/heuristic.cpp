@@ -31,10 +31,6 @@ int64_t dense_block(const matrix_features& f, double min_fill) {
   return 0;
 }
 
-// Power-law rows: a few rows hold a large share of the nonzeros, so any row-to-thread mapping
-// is imbalanced (max > 32 x mean, or Gini > 0.6; shared with the hyb_split space).
-bool skewed(const matrix_features& f) { return expert_detail::skewed_rows(f); }
-
 // DIA reads 4 bytes per stored cell (diagonals x rows), CSR 8 per nonzero plus 4 per row: DIA wins
 // when it streams no more bytes (stencils, and banded matrices up to about half-full bands).
 bool dia_moves_fewer_bytes(const matrix_features& f) {
@@ -70,7 +66,7 @@ expert_config pick_spmv(const matrix_features& f) {
   }
   if (dia_moves_fewer_bytes(f))
     return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 4}});
-  if (skewed(f)) {
+  if (expert_detail::skewed_rows(f)) {
     // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails.
     if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5)
       return config("hyb", op, format_kind::hyb, {{"width", 0}}, {{"block", 256}, {"steps", 4}});
@@ -119,7 +115,7 @@ expert_config pick_spmm(const matrix_features& f, int k) {
           "bsr_rowgroup", op, format_kind::bsr, {{"r", b}, {"c", b}},
           {{"block", 256}, {"group", 32}, {"tile", t}, {"vec", expert_detail::tile_vec(32, t, k)}});
     }
-    if (skewed(f)) {
+    if (expert_detail::skewed_rows(f)) {
       const int64_t tile = std::min<int64_t>(widest, 128);
       const int64_t group = expert_detail::clamp64(tile / 4, 1, 32);
       return config("hyb_split", op, format_kind::hyb, {{"width", 0}},

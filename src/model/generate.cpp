@@ -133,7 +133,7 @@ void decode_batch(const qwen3_model& model, const std::vector<std::vector<int32_
   const torch::Tensor pad = torch::full({batch}, options.pad_token_id, i64);
   torch::Tensor finished = torch::zeros({batch}, i64.dtype(torch::kBool));
   token_sampler sampler(options.sampling, device);
-  // A single step needs no stepper (and a graph would not pay for its capture).
+  // With one new token there is no decode step: the fixed and graph modes' set-up would not pay.
   const decode_mode mode =
       options.max_new_tokens > 1 ? resolve_decode_mode(options.mode, device) : decode_mode::growing;
   const std::unique_ptr<decode_stepper> stepper = make_decode_stepper(mode, model, cache, in.mask);

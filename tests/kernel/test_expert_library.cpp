@@ -244,6 +244,13 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   const csr_matrix skewed = testing::from_lengths(6000, lengths, 1);
   // SpMV: COO splits every row across warps (faster than merge-path CSR on the H200 suite).
   EXPECT_EQ(pick(skewed).name, "coo");
+  // A regular body with a few huge rows (low Gini): HYB, the body in ELL, the tails in COO.
+  std::vector<int32_t> body(3000, 6);
+  body[7] = body[1500] = 2500;
+  for (size_t r = 0; r < body.size(); r += 5) body[r] = 4;
+  const expert_config hyb = pick(testing::from_lengths(6000, body, 5));
+  EXPECT_EQ(hyb.name, "hyb");
+  EXPECT_EQ(hyb.format_params.at("width"), 0);
   // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups.
   EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "hyb_split");
   EXPECT_EQ(pick(skewed, sparse_op::spmm).format, format_kind::hyb);
