@@ -99,6 +99,19 @@ nlohmann::json optional_json(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// Every candidate's time (or why it failed), fastest first: where a family loses, and by how much.
+nlohmann::json ranked_json(const tune_result& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const tuned_candidate& c : r.ranked) {
+    nlohmann::json e = {{"program", c.config.describe()}, {"correct", c.result.correct}};
+    if (c.result.correct) e["ms"] = optional_json(c.result.kernel_ms);
+    if (c.result.achieved_gbps) e["gbps"] = *c.result.achieved_gbps;
+    if (!c.result.correct) e["failure"] = c.result.failure;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
 nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const bench_args& a,
                          double peak) {
   const csr_matrix matrix = generate_matrix(m.spec);
@@ -147,6 +160,7 @@ nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const be
   std::optional<double> own;
   if (best && best->result.achieved_gbps && peak > 0) own = *best->result.achieved_gbps / peak;
   j["best_format_roofline_fraction"] = optional_json(own);
+  j["ranked"] = ranked_json(r);
   return j;
 }
 
