@@ -35,6 +35,8 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   out.push_back(make_config(info(), {}, {{"block", 256}, {"steps", 4}}));
   if (f.row_length_mean > 32 || f.row_length_max > long_tail_row)
     out.push_back(make_config(info(), {}, {{"block", 256}, {"steps", 16}}));
+  if (f.row_length_max > 16 * long_tail_row)
+    out.push_back(make_config(info(), {}, {{"block", 256}, {"steps", 64}}));
   return out;
 }
 

@@ -48,10 +48,12 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices); but when the
 //     lengths are even apart from a few huge rows (Gini <= 0.6), HYB at the automatic width:
 //     the body as ELL, the tails as COO (0.77x vs COO's 0.63x of cuSPARSE on circuit, H200
-//     2026-12-03);
+//     2026-12-03), 16 COO steps per warp when a row passes long_tail_row (circuit: 0.83x, 1.18x
+//     faster than 4 steps);
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
-//  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane.
+//  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane,
+//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03).
 expert_config pick_spmv(const matrix_features& f) {
   const sparse_op op = sparse_op::spmv;
   const double mean = f.row_length_mean;
@@ -65,11 +67,15 @@ expert_config pick_spmv(const matrix_features& f) {
                   {{"block", 256}, {"group", group}});
   }
   if (dia_moves_fewer_bytes(f))
-    return config("dia", op, format_kind::dia, {}, {{"block", 256}, {"unroll", 4}});
+    return config("dia", op, format_kind::dia, {},
+                  {{"block", 256}, {"unroll", 4}, {"rows_per_thread", 1}});
   if (expert_detail::skewed_rows(f)) {
     // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails.
-    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5)
-      return config("hyb", op, format_kind::hyb, {{"width", 0}}, {{"block", 256}, {"steps", 4}});
+    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5) {
+      const int64_t steps = f.row_length_max > expert_detail::long_tail_row ? 16 : 4;
+      return config("hyb", op, format_kind::hyb, {{"width", 0}},
+                    {{"block", 256}, {"steps", steps}});
+    }
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
   }
   if (f.ell_padding_ratio <= 1.2)
@@ -86,7 +92,7 @@ expert_config pick_spmv(const matrix_features& f) {
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
   const int64_t lanes = std::min<int64_t>(
       32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 2))));
-  return config("csr_vector", op, format_kind::csr, {}, {{"block", 256}, {"lanes", lanes}});
+  return config("csr_vector", op, format_kind::csr, {}, {{"block", 128}, {"lanes", lanes}});
 }
 
 // SpMM rules, first match wins:

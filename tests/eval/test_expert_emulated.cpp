@@ -30,6 +30,12 @@ expert_config make(const char* name, sparse_op op, format_kind format,
   return c;
 }
 
+// csr_split with a small chunk, so rows of a few dozen nonzeros are split across blocks.
+expert_config split_spmv(int64_t block, int64_t lanes, int64_t chunk, int64_t slots) {
+  return make("csr_split", sparse_op::spmv, format_kind::csr,
+              {{"block", block}, {"lanes", lanes}, {"chunk", chunk}, {"slots", slots}});
+}
+
 // Small blocks and tiles where they exist, so the emulated grids stay small but still have
 // several blocks, partial tiles and partial warps.
 std::vector<expert_config> spmv_configs() {
@@ -41,11 +47,13 @@ std::vector<expert_config> spmv_configs() {
       make("csr_adaptive", v, format_kind::csr,
            {{"block", 64}, {"rows_per_block", 16}, {"stream_cap", 64}, {"long_row", 200}}),
       make("csr_merge", v, format_kind::csr, {{"block", 64}, {"rows_per_block", 8}}),
+      split_spmv(64, 4, 32, 1 << 18),
       make("ell", v, format_kind::ell, {{"block", 64}, {"unroll", 1}}),
       make("sell", v, format_kind::sell, {{"block", 64}}, {{"C", 8}, {"sigma", 16}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 4}, {"c", 4}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 2}}, {{"r", 2}, {"c", 3}}),
-      make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}}),
+      make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
+      make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
       make("hyb", v, format_kind::hyb, {{"block", 64}, {"steps", 2}}, {{"width", 2}}),
   };
@@ -209,6 +217,32 @@ TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
     check_emulated(runner, c, a, 1);
   }
   EXPECT_GE(long_chunks, 2);  // one COO, one or more HYB
+}
+
+// csr_split's shares of long rows meet in module scratch that each launch must leave zeroed: two
+// trials per program, on skewed rows split into many chunks, rows split into exactly two, a
+// scratch of 3 slots (the chunk grows to nnz / 3, so rows up to it take the row path), lanes from
+// 2 to a warp (medium rows go to the whole warp), and the configurations the space offers.
+TEST(ExpertEmulated, SplitSpmvIsCorrectOnSkewedAndEdgeMatrices) {
+  cpu_runner runner;
+  std::vector<testing::named_matrix> matrices = testing::edge_matrices();
+  matrices.push_back({"skewed_600x2500", skewed_matrix()});
+  matrices.push_back({"circuit", testing::generated("circuit", 800)});
+  const std::vector<expert_config> configs = {
+      split_spmv(64, 2, 32, 1 << 18), split_spmv(32, 8, 100, 1 << 18),
+      split_spmv(64, 32, 64, 1 << 18), split_spmv(64, 4, 32, 3)};
+  for (const testing::named_matrix& m : matrices) {
+    SCOPED_TRACE(m.name);
+    for (const expert_config& c : configs) check_emulated(runner, c, m.matrix, 1);
+  }
+  const matrix_features f = compute_features(skewed_matrix());
+  int offered = 0;
+  for (const expert_config& c : expert_space(sparse_op::spmv, f, 1))
+    if (c.name == "csr_split") {
+      ++offered;
+      check_emulated(runner, c, skewed_matrix(), 1);
+    }
+  EXPECT_GE(offered, 2);
 }
 
 // Small blocks, groups and chunks so the emulated grids have many blocks, partial tiles, chunks
