@@ -1,6 +1,7 @@
-// HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row, four slots in
-// flight, padding skipped), then spmv_hyb_coo adds the overflow entries (the long rows' tails,
-// split evenly: 32 x steps entries per warp) with the warp-segmented COO scan and atomics.
+// HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row or per
+// rows_per_thread rows a block apart, `batch` slots of each in flight, padding skipped), then
+// spmv_hyb_coo adds the overflow entries (the long rows' tails, split evenly: 32 x steps entries
+// per warp) with the warp-segmented COO scan and atomics.
 #include <algorithm>
 #include <cmath>
 
@@ -18,35 +19,54 @@ expert_template info() {
             {0, 4, 8, 16, 32},
             "ELL slots per row (0 = the harness's automatic width); derived from the row lengths"}},
           {{"block", {128, 256}, "threads per block of both entries (a multiple of 32)"},
-           {"steps", {1, 4}, "32-entry COO chunks per warp"}}};
+           {"steps", {1, 4, 16, 64}, "32-entry COO chunks per warp"},
+           {"batch", {4, 8}, "ELL slots of a row loaded together (1..16)"},
+           {"rows_per_thread", {1, 2}, "ELL rows a thread sums, kBlock apart (1..4)"}}};
 }
 
 const char* const source = R"(
 constexpr int kBlock = @block@;
 constexpr int kSteps = @steps@;  // 32-entry COO chunks per warp
 
-constexpr int kBatch = 4;  // ELL slots a thread has in flight
+constexpr int kBatch = @batch@;                  // ELL slots of a row in flight
+constexpr int kRowsPerThread = @rows_per_thread@;  // ELL rows of a thread, kBlock apart
 
 extern "C" __global__ void spmv_hyb_ell(@ARGS@) {
-  const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
-  if (row >= rows) return;
-  float sum = 0.0f;
-  // kBatch slots at a time: their index and value loads, then their x gathers, are independent,
-  // so a thread keeps kBatch loads in flight instead of one (a break per slot serialises them).
-  for (int j0 = 0; j0 < width; j0 += kBatch) {
-    int c[kBatch];
-    float a[kBatch];
+  const long long first = (long long)blockIdx.x * (kBlock * kRowsPerThread) + threadIdx.x;
+  float sum[kRowsPerThread];
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) {
-      const size_t at = (size_t)(j0 + u) * rows + row;
-      c[u] = j0 + u < width ? ell_col_idx[at] : -1;  // a row fills its first slots: -1 is padding
-      a[u] = c[u] >= 0 ? ell_values[at] : 0.0f;
+  for (int r = 0; r < kRowsPerThread; ++r) sum[r] = 0.0f;
+  // kBatch slots of kRowsPerThread rows at a time: their index and value loads (the value is
+  // loaded whatever the index: padding holds 0), then their x gathers, are independent, so a
+  // thread keeps many loads in flight instead of one (a break per slot serialises them).
+  for (int j0 = 0; j0 < width; j0 += kBatch) {
+    int c[kRowsPerThread][kBatch];
+    float a[kRowsPerThread][kBatch];
+    bool more = false;
+#pragma unroll
+    for (int r = 0; r < kRowsPerThread; ++r) {
+      const long long row = first + (long long)r * kBlock;
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) {
+        const size_t at = (size_t)(j0 + u) * rows + row;
+        const bool slot = row < rows && j0 + u < width;
+        c[r][u] = slot ? ell_col_idx[at] : -1;  // a row fills its first slots: -1 is padding
+        a[r][u] = slot ? ell_values[at] : 0.0f;
+      }
     }
 #pragma unroll
-    for (int u = 0; u < kBatch; ++u) sum += c[u] >= 0 ? a[u] * __ldg(&x[c[u]]) : 0.0f;
-    if (c[kBatch - 1] < 0) break;  // the row ended inside this batch
+    for (int r = 0; r < kRowsPerThread; ++r) {
+#pragma unroll
+      for (int u = 0; u < kBatch; ++u) sum[r] += c[r][u] >= 0 ? a[r][u] * __ldg(&x[c[r][u]]) : 0.0f;
+      more |= c[r][kBatch - 1] >= 0;
+    }
+    if (!more) break;  // every row ended inside this batch
   }
-  y[row] = sum;
+#pragma unroll
+  for (int r = 0; r < kRowsPerThread; ++r) {
+    const long long row = first + (long long)r * kBlock;
+    if (row < rows) y[row] = sum[r];
+  }
 }
 @SEGMENT@)";
 
@@ -70,9 +90,19 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   std::vector<int64_t> steps_values = {1, 4};
   if (f.row_length_max > long_tail_row) steps_values.push_back(16);
   if (f.row_length_max > 16 * long_tail_row) steps_values.push_back(64);
-  for (int64_t width : widths)
-    for (int64_t steps : steps_values)
-      out.push_back(make_config(info(), {{"width", width}}, {{"block", 256}, {"steps", steps}}));
+  auto add = [&](int64_t width, int64_t steps, int64_t batch, int64_t rows) {
+    out.push_back(make_config(
+        info(), {{"width", width}},
+        {{"block", 256}, {"steps", steps}, {"batch", batch}, {"rows_per_thread", rows}}));
+  };
+  for (int64_t width : widths) {
+    for (int64_t steps : steps_values) add(width, steps, 4, 1);
+    // Deeper ELL streams, with the COO steps the heuristic would take.
+    const int64_t steps = f.row_length_max > long_tail_row ? 16 : 4;
+    add(width, steps, 8, 1);
+    add(width, steps, 4, 2);
+    add(width, steps, 8, 2);
+  }
   return out;
 }
 
@@ -81,6 +111,9 @@ kernel_program emit(const expert_config& c) {
   require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
   require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
   require(c.format_param("width") >= 0, c, "width must be >= 0");
+  require(c.param("batch") >= 1 && c.param("batch") <= 16, c, "batch must be 1..16");
+  const int64_t rows = c.param("rows_per_thread");
+  require(rows >= 1 && rows <= 4, c, "rows_per_thread must be 1..4");
   const std::string args = entry_args(sparse_op::spmv, format_kind::hyb);
   auto values = as_text(c.params);
   values["ARGS"] = args;
@@ -91,7 +124,7 @@ kernel_program emit(const expert_config& c) {
                                                 {"COL", "coo_col_idx"},
                                                 {"VAL", "coo_values"}});
   kernel_program p;
-  p.launches = {rows_launch("spmv_hyb_ell", block, block),
+  p.launches = {rows_launch("spmv_hyb_ell", block, block * rows),
                 nnz_launch("spmv_hyb_coo", block, block * steps)};
   p.source = fill(source, values);
   return p;

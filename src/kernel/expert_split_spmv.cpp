@@ -2,8 +2,8 @@
 //
 // Short and medium rows: a lane group per row (as csr_vector), a medium row (longer than 8 steps
 // of its group) taken by the whole warp instead. Long rows (more than `chunk` nonzeros): the
-// nonzero array is cut into chunks of `chunk`; each block also owns chunks (blockIdx.x,
-// + gridDim.x, ...), finds the rows holding a chunk's first and last nonzero with a
+// nonzero array is cut into chunks of `chunk`; every stride-th block also owns chunks (stride =
+// grid / chunks when the grid has more blocks), finds the rows holding a chunk's first and last nonzero with a
 // block-wide search of row_ptr (only those two rows can be long: any other row of the chunk lies
 // inside it), and sums its share of each long one.
 //
@@ -111,7 +111,12 @@ extern "C" __global__ void spmv_csr(@ARGS@) {
   // Chunks grow on huge matrices so that every long row's first chunk has a slot.
   const long long chunk = max((long long)kChunk, ((long long)nnz + kSlots - 1) / kSlots);
   const long long chunks = ((long long)nnz + chunk - 1) / chunk;
-  for (long long c = blockIdx.x; c < chunks; c += gridDim.x) {
+  // Chunk owners are spread over the grid (every stride-th block), so the searches' latency hides
+  // behind the row path of the blocks beside them instead of filling the first waves.
+  const long long stride = max(1LL, (long long)gridDim.x / max(chunks, 1LL));
+  const long long owners = gridDim.x / stride;
+  const bool owner = blockIdx.x % stride == 0;
+  for (long long c = blockIdx.x / stride; owner && c < chunks; c += owners) {
     const long long e0 = c * chunk, e1 = min(e0 + chunk, (long long)nnz);
     const int first = row_of(row_ptr, rows, e0, bounds);
     const int last = row_of(row_ptr, rows, e1 - 1, bounds);

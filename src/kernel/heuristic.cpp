@@ -42,14 +42,18 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //  2. square blocks >= 80% full (FEM, block-structured): BSR with the largest such block, a
 //     thread per row when block rows hold few blocks, else a warp per block row (checked before
 //     DIA: on the FEM matrix BSR 4x4 ran 1.7x faster than DIA);
-//  3. DIA streams no more bytes than CSR (stencils, banded): DIA, unrolled by 4, a coalesced
-//     stream with no indices (best on every stencil and the banded matrix of the suite);
+//  3. DIA streams no more bytes than CSR (stencils, banded): DIA, a coalesced stream with no
+//     indices (best on every stencil and the banded matrix of the suite), unrolled by 8 with 2
+//     rows per thread from 500k rows (1.1-1.2x faster than unroll 4 on the large stencils, H200
+//     2026-12-03), unrolled by 4 below (the small stencil);
 //  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
-//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices); but when the
-//     lengths are even apart from a few huge rows (Gini <= 0.6), HYB at the automatic width:
-//     the body as ELL, the tails as COO (0.77x vs COO's 0.63x of cuSPARSE on circuit, H200
-//     2026-12-03), 16 COO steps per warp when a row passes long_tail_row (circuit: 0.83x, 1.18x
-//     faster than 4 steps);
+//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices), 16 steps per warp
+//     when some row passes long_tail_row and there are 4M nonzeros to spread (R-MAT: 1.12x
+//     faster than 4 steps); but when the lengths are even apart from a few huge rows (Gini <=
+//     0.6, a row past long_tail_row), HYB at the automatic width: the body as ELL (8 slots of 2
+//     rows per thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs COO's 0.63x
+//     of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row 1673, Gini
+//     0.36) was 5% faster with COO;
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane,
@@ -66,17 +70,20 @@ expert_config pick_spmv(const matrix_features& f) {
     return config("bsr", op, format_kind::bsr, {{"r", b}, {"c", b}},
                   {{"block", 256}, {"group", group}});
   }
-  if (dia_moves_fewer_bytes(f))
+  if (dia_moves_fewer_bytes(f)) {
+    const bool large = f.rows >= 500000;  // enough threads for two rows each
     return config("dia", op, format_kind::dia, {},
-                  {{"block", 256}, {"unroll", 4}, {"rows_per_thread", 1}});
+                  {{"block", 256}, {"unroll", large ? 8 : 4}, {"rows_per_thread", large ? 2 : 1}});
+  }
   if (expert_detail::skewed_rows(f)) {
+    const bool long_tail = f.row_length_max > expert_detail::long_tail_row;
     // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails.
-    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5) {
-      const int64_t steps = f.row_length_max > expert_detail::long_tail_row ? 16 : 4;
+    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5 && long_tail)
       return config("hyb", op, format_kind::hyb, {{"width", 0}},
-                    {{"block", 256}, {"steps", steps}});
-    }
-    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", 4}});
+                    {{"block", 256}, {"steps", 16}, {"batch", 8}, {"rows_per_thread", 2}});
+    // 16 steps only when there are still many chunks to spread (small R-MAT: 4 steps won).
+    const int64_t steps = long_tail && f.nnz >= (int64_t{1} << 22) ? 16 : 4;
+    return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
   if (f.ell_padding_ratio <= 1.2)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});

@@ -55,7 +55,10 @@ std::vector<expert_config> spmv_configs() {
       make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
       make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
-      make("hyb", v, format_kind::hyb, {{"block", 64}, {"steps", 2}}, {{"width", 2}}),
+      make("hyb", v, format_kind::hyb,
+           {{"block", 64}, {"steps", 2}, {"batch", 4}, {"rows_per_thread", 1}}, {{"width", 2}}),
+      make("hyb", v, format_kind::hyb,
+           {{"block", 32}, {"steps", 1}, {"batch", 3}, {"rows_per_thread", 3}}, {{"width", 0}}),
   };
 }
 
@@ -220,7 +223,7 @@ TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
 }
 
 // csr_split's shares of long rows meet in module scratch that each launch must leave zeroed: two
-// trials per program, on skewed rows split into many chunks, rows split into exactly two, a
+// trials per program, on skewed rows split into many chunks (or few, owned by every few blocks), a
 // scratch of 3 slots (the chunk grows to nnz / 3, so rows up to it take the row path), lanes from
 // 2 to a warp (medium rows go to the whole warp), and the configurations the space offers.
 TEST(ExpertEmulated, SplitSpmvIsCorrectOnSkewedAndEdgeMatrices) {
@@ -230,7 +233,8 @@ TEST(ExpertEmulated, SplitSpmvIsCorrectOnSkewedAndEdgeMatrices) {
   matrices.push_back({"circuit", testing::generated("circuit", 800)});
   const std::vector<expert_config> configs = {
       split_spmv(64, 2, 32, 1 << 18), split_spmv(32, 8, 100, 1 << 18),
-      split_spmv(64, 32, 64, 1 << 18), split_spmv(64, 4, 32, 3)};
+      split_spmv(64, 32, 64, 1 << 18), split_spmv(64, 4, 32, 3),
+      split_spmv(32, 2, 1024, 1 << 18)};  // more blocks than chunks: every 3rd owns one
   for (const testing::named_matrix& m : matrices) {
     SCOPED_TRACE(m.name);
     for (const expert_config& c : configs) check_emulated(runner, c, m.matrix, 1);

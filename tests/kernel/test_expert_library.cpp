@@ -244,13 +244,17 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   const csr_matrix skewed = testing::from_lengths(6000, lengths, 1);
   // SpMV: COO splits every row across warps (faster than merge-path CSR on the H200 suite).
   EXPECT_EQ(pick(skewed).name, "coo");
-  // A regular body with a few huge rows (low Gini): HYB, the body in ELL, the tails in COO.
+  // A regular body with a few huge rows (low Gini, rows past long_tail_row): HYB, the body in
+  // ELL, the tails in COO; the same body with rows of ~1700 (as LP): COO.
   std::vector<int32_t> body(3000, 6);
-  body[7] = body[1500] = 2500;
   for (size_t r = 0; r < body.size(); r += 5) body[r] = 4;
+  body[7] = body[1501] = 2500;  // ~1700 distinct columns of 6000
+  EXPECT_EQ(pick(testing::from_lengths(6000, body, 5)).name, "coo");
+  body[7] = body[1501] = 6000;  // every column
   const expert_config hyb = pick(testing::from_lengths(6000, body, 5));
   EXPECT_EQ(hyb.name, "hyb");
   EXPECT_EQ(hyb.format_params.at("width"), 0);
+  EXPECT_EQ(hyb.params.at("steps"), 16);
   // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups.
   EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "hyb_split");
   EXPECT_EQ(pick(skewed, sparse_op::spmm).format, format_kind::hyb);
