@@ -103,14 +103,19 @@ expert_config pick_spmv(const matrix_features& f) {
 }
 
 // SpMM rules, first match wins:
-//  1. square blocks >= 80% full: BSR, a warp per block row (each B row piece feeds r rows);
+//  1. square blocks >= 80% full: BSR, a group of 8 lanes per block row with the widest tile
+//     that keeps r x tile / 8 accumulators <= 32 (the tuned best on both block matrices of the
+//     H200 suite, 2026-12-03; a warp per block row, the previous pick, was 1.26x slower on FEM);
 //  2. power-law rows (as SpMV rule 4): hyb_split, the nnz split: rows up to the harness's
 //     automatic HYB width whole in the ELL part (a lane group of tile / 4 lanes per row), the
-//     long rows' tails in chunks of 32 nonzeros per lane group added by atomics. On the H200
-//     (2026-12-03, k = 64) it was the tuned best on circuit, R-MAT and small R-MAT (1.28-1.75x
-//     cuSPARSE), always with width 0 and 16 lanes; merge-path CSR, the previous pick, left a whole
-//     long row to one block (0.12x on circuit);
-//  3. otherwise csr_rowgroup: the widest tile up to 128 columns, eight columns (two float4) per
+//     long rows' tails in chunks of nonzeros per lane group added by atomics: 128 when the long
+//     rows are few beside an even body (Gini <= 0.6: circuit, 1.36x faster than 32), 32
+//     otherwise (R-MAT). On the H200 (2026-12-03, k = 64) it was the tuned best on circuit, R-MAT and
+//     small R-MAT (1.26-1.75x cuSPARSE), always with width 0 and 16 lanes; merge-path CSR, the
+//     previous pick, left a whole long row to one block (0.12x on circuit);
+//  3. uneven rows that are not power-law (longest row > 8 x mean: LP, 25x): merge-path CSR,
+//     as its space sizes it (the tuned best on LP; csr_rowgroup was 1.83x slower);
+//  4. otherwise csr_rowgroup: the widest tile up to 128 columns, eight columns (two float4) per
 //     lane, so a group is tile / 8 lanes (on the H200 suite at k = 64 group 8 beat group 16 by
 //     12-32% on 5 of the 7 large CSR matrices: two independent 16-byte B loads per lane and
 //     nonzero, four rows per warp); nonzeros cached by shuffles (one coalesced load of `group`
@@ -121,6 +126,13 @@ expert_config pick_spmm(const matrix_features& f, int k) {
   const int64_t widest = expert_detail::spmm_tiles(k).front();
   if (f.nnz > 0) {
     if (const int64_t b = dense_block(f, 0.8)) {
+      for (int64_t tile : expert_detail::spmm_tiles(k))  // the space's group-8 entry
+        if (tile >= 8 && b * tile / 8 <= 32)
+          return config("bsr_rowgroup", op, format_kind::bsr, {{"r", b}, {"c", b}},
+                        {{"block", 256},
+                         {"group", 8},
+                         {"tile", tile},
+                         {"vec", expert_detail::tile_vec(8, tile, k)}});
       const int64_t tile = std::min<int64_t>(std::max<int64_t>(widest, 32), 128);
       const int64_t per_lane = std::max<int64_t>(1, std::min<int64_t>(tile / 32, 32 / b));
       const int64_t t = 32 * per_lane;  // keeps r * tile / 32 accumulators <= 32
@@ -136,7 +148,24 @@ expert_config pick_spmm(const matrix_features& f, int k) {
                      {"group", group},
                      {"tile", tile},
                      {"vec", expert_detail::tile_vec(group, tile, k)},
-                     {"chunk", 32}});
+                     {"chunk", f.row_length_gini <= 0.6 ? 128 : 32}});
+    }
+    if (f.row_length_max > 8 * std::max(1.0, f.row_length_mean)) {
+      // Uneven but not power-law (LP): merge-path, as its space derives it (64 rows +
+      // nonzeros per warp, 8 warps).
+      int64_t tile = 32;
+      for (int64_t t : expert_detail::spmm_tiles(k))
+        if (t >= 32 && t <= 128) {
+          tile = t;
+          break;
+        }
+      const int64_t rows = expert_detail::clamp64(
+          static_cast<int64_t>(8 * 64 / (1.0 + f.row_length_mean)), 1, 1 << 16);
+      return config("csr_merge", op, format_kind::csr, {},
+                    {{"block", 256},
+                     {"tile", tile},
+                     {"vec", expert_detail::tile_vec(32, tile, k)},
+                     {"rows_per_block", rows}});
     }
   }
   const int64_t tile = std::min<int64_t>(widest, 128);

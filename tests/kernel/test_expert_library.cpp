@@ -255,9 +255,24 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   EXPECT_EQ(hyb.name, "hyb");
   EXPECT_EQ(hyb.format_params.at("width"), 0);
   EXPECT_EQ(hyb.params.at("steps"), 16);
-  // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups.
-  EXPECT_EQ(pick(skewed, sparse_op::spmm).name, "hyb_split");
-  EXPECT_EQ(pick(skewed, sparse_op::spmm).format, format_kind::hyb);
+  // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups, in long
+  // chunks when the long rows are few beside an even body (low Gini), short ones otherwise.
+  const expert_config split = pick(skewed, sparse_op::spmm);
+  EXPECT_EQ(split.name, "hyb_split");
+  EXPECT_EQ(split.format, format_kind::hyb);
+  EXPECT_GT(compute_features(skewed).row_length_gini, 0.6);
+  EXPECT_EQ(split.params.at("chunk"), 32);
+  const expert_config body_split = pick(testing::from_lengths(6000, body, 5), sparse_op::spmm);
+  EXPECT_EQ(body_split.name, "hyb_split");
+  EXPECT_EQ(body_split.params.at("chunk"), 128);
+  // SpMM on blocks: 8 lanes per block row; on uneven rows that are not power-law: merge-path.
+  EXPECT_EQ(pick(testing::generated("block_diagonal", 512, 8), sparse_op::spmm).params.at("group"),
+            8);
+  std::vector<int32_t> uneven(400, 8);
+  for (size_t r = 0; r < uneven.size(); r += 50) uneven[r] = 150;
+  const matrix_features uf = compute_features(testing::from_lengths(3000, uneven, 9));
+  ASSERT_FALSE(expert_detail::skewed_rows(uf));
+  EXPECT_EQ(pick(testing::from_lengths(3000, uneven, 9), sparse_op::spmm).name, "csr_merge");
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
   for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);
