@@ -47,12 +47,13 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     rows per thread from 500k rows (1.1-1.2x faster than unroll 4 on the large stencils, H200
 //     2026-12-03), unrolled by 4 below (the small stencil);
 //  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
-//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices), 16 steps per warp
-//     when some row passes long_tail_row and there are 4M nonzeros to spread (R-MAT: 1.12x
-//     faster than 4 steps); but when the lengths are even apart from a few huge rows (Gini <=
-//     0.6, a row past long_tail_row), HYB at the automatic width: the body as ELL (8 slots of 2
-//     rows per thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs COO's 0.63x
-//     of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row 1673, Gini
+//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices), 1 step per warp
+//     below 1M nonzeros, 16 when some row passes long_tail_row and there are 4M nonzeros to
+//     spread (R-MAT: 1.12x faster than 4 steps in one run, 5% slower in another), else 4;
+//     but when the lengths are even apart from a few huge rows (Gini <= 0.6, a row past
+//     long_tail_row), HYB at the automatic width: the body as ELL (8 slots of 2 rows per
+//     thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs COO's 0.63x of
+//     cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row 1673, Gini
 //     0.36) was 5% faster with COO;
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
@@ -81,8 +82,12 @@ expert_config pick_spmv(const matrix_features& f) {
     if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5 && long_tail)
       return config("hyb", op, format_kind::hyb, {{"width", 0}},
                     {{"block", 256}, {"steps", 16}, {"batch", 8}, {"rows_per_thread", 2}});
-    // 16 steps only when there are still many chunks to spread (small R-MAT: 4 steps won).
-    const int64_t steps = long_tail && f.nnz >= (int64_t{1} << 22) ? 16 : 4;
+    // Steps per warp by size: small matrices need every warp they can get (small R-MAT, 0.5M
+    // nonzeros: 1 step 1.13x faster than 4 in 2 of 3 H200 runs), 16 only when there are still
+    // many chunks to spread.
+    const int64_t steps = f.nnz < (int64_t{1} << 20)                  ? 1
+                          : long_tail && f.nnz >= (int64_t{1} << 22) ? 16
+                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
   if (f.ell_padding_ratio <= 1.2)
