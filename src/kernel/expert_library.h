@@ -112,8 +112,9 @@ launch_spec nnz_launch(const std::string& entry, int64_t block, int64_t nnz_per_
 // Throws sparserl::error("<template>: <what>") unless `ok`.
 void require(bool ok, const expert_config& config, const std::string& what);
 
-// Thread-per-row templates (ELL; DIA has its own, adding rows per thread) share their knobs: blocks of 128/256/512 without unrolling
-// and 256 unrolled by 4; and their emitter: one LAUNCH line, a row per thread.
+// Thread-per-row templates (ELL; DIA has its own, adding rows per thread) share their knobs: blocks
+// of 128/256/512 without unrolling and 256 unrolled by 4; and their emitter: one LAUNCH line, a row
+// per thread.
 std::vector<expert_config> thread_per_row_space(const expert_template& info);
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
                                    const std::string& source);

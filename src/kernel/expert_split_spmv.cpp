@@ -3,9 +3,9 @@
 // Short and medium rows: a lane group per row (as csr_vector), a medium row (longer than 8 steps
 // of its group) taken by the whole warp instead. Long rows (more than `chunk` nonzeros): the
 // nonzero array is cut into chunks of `chunk`; every stride-th block also owns chunks (stride =
-// grid / chunks when the grid has more blocks), finds the rows holding a chunk's first and last nonzero with a
-// block-wide search of row_ptr (only those two rows can be long: any other row of the chunk lies
-// inside it), and sums its share of each long one.
+// grid / chunks when the grid has more blocks), finds the rows holding a chunk's first and last
+// nonzero with a block-wide search of row_ptr (only those two rows can be long: any other row of
+// the chunk lies inside it), and sums its share of each long one.
 //
 // y is poisoned and nothing orders blocks, so the shares meet in module-scope scratch that starts
 // zeroed: each share is added to its row's slot (the index of the row's first chunk; a long row
@@ -24,16 +24,17 @@ namespace sparserl::expert_detail {
 namespace {
 
 expert_template info() {
-  return {"csr_split",
-          sparse_op::spmv,
-          format_kind::csr,
-          "lane group per row, warp per medium row; rows over `chunk` nonzeros split in chunks "
-          "over blocks, met by a last-block reduction in module scratch",
-          {},
-          {{"block", {256}, "threads per block (a multiple of 32)"},
-           {"lanes", {2, 4, 8, 16, 32}, "threads per row (a power of two <= 32)"},
-           {"chunk", {1024, 4096}, "nonzeros per share of a long row; longer rows are split (>= 32)"},
-           {"slots", {1 << 18}, "scratch slots (the chunk grows so nnz / chunk fits; 1..2^22)"}}};
+  return {
+      "csr_split",
+      sparse_op::spmv,
+      format_kind::csr,
+      "lane group per row, warp per medium row; rows over `chunk` nonzeros split in chunks "
+      "over blocks, met by a last-block reduction in module scratch",
+      {},
+      {{"block", {256}, "threads per block (a multiple of 32)"},
+       {"lanes", {2, 4, 8, 16, 32}, "threads per row (a power of two <= 32)"},
+       {"chunk", {1024, 4096}, "nonzeros per share of a long row; longer rows are split (>= 32)"},
+       {"slots", {1 << 18}, "scratch slots (the chunk grows so nnz / chunk fits; 1..2^22)"}}};
 }
 
 const char* const source = R"(
@@ -162,9 +163,8 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   // 58, R-MAT 169 against COO's 106: the chunk owners' row_ptr searches cost more than the
   // split saves), so it stays in the library and the corpus but costs the tuner one timing.
   if (f.nnz == 0 || (f.row_length_max <= 1024 && !skewed_rows(f))) return {};
-  const int64_t chunk = f.row_length_max > 4096
-                            ? 4096
-                            : std::max<int64_t>(32, pow2_at_least(f.row_length_max / 4));
+  const int64_t chunk =
+      f.row_length_max > 4096 ? 4096 : std::max<int64_t>(32, pow2_at_least(f.row_length_max / 4));
   const int64_t lanes = clamp64(pow2_at_least(static_cast<int64_t>(f.row_length_mean / 4)), 2, 32);
   return {make_config(info(), {},
                       {{"block", 256}, {"lanes", lanes}, {"chunk", chunk}, {"slots", 1 << 18}})};

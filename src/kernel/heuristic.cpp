@@ -85,9 +85,9 @@ expert_config pick_spmv(const matrix_features& f) {
     // Steps per warp by size: small matrices need every warp they can get (small R-MAT, 0.5M
     // nonzeros: 1 step 1.13x faster than 4 in 2 of 3 H200 runs), 16 only when there are still
     // many chunks to spread.
-    const int64_t steps = f.nnz < (int64_t{1} << 20)                  ? 1
+    const int64_t steps = f.nnz < (int64_t{1} << 20)                 ? 1
                           : long_tail && f.nnz >= (int64_t{1} << 22) ? 16
-                                                                      : 4;
+                                                                     : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
   if (f.ell_padding_ratio <= 1.2)
@@ -115,8 +115,8 @@ expert_config pick_spmv(const matrix_features& f) {
 //     automatic HYB width whole in the ELL part (a lane group of tile / 4 lanes per row), the
 //     long rows' tails in chunks of nonzeros per lane group added by atomics: 128 when the long
 //     rows are few beside an even body (Gini <= 0.6: circuit, 1.36x faster than 32), 32
-//     otherwise (R-MAT). On the H200 (2026-12-03, k = 64) it was the tuned best on circuit, R-MAT and
-//     small R-MAT (1.26-1.75x cuSPARSE), always with width 0 and 16 lanes; merge-path CSR, the
+//     otherwise (R-MAT). On the H200 (2026-12-03, k = 64) it was the tuned best on circuit, R-MAT
+//     and small R-MAT (1.26-1.75x cuSPARSE), always with width 0 and 16 lanes; merge-path CSR, the
 //     previous pick, left a whole long row to one block (0.12x on circuit);
 //  3. uneven rows that are not power-law (longest row > 8 x mean: LP, 25x): merge-path CSR,
 //     as its space sizes it (the tuned best on LP; csr_rowgroup was 1.83x slower);
