@@ -79,6 +79,13 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
     EXPECT_GT(m["nnz"].get<int64_t>(), 0);
     EXPECT_EQ(m["correct"].get<int>(), m["candidates"].get<int>());  // every template is right
     EXPECT_TRUE(m["cusparse_ms"].is_null());  // no GPU: nothing is timed, nothing invented
+    // Every candidate is listed with its verdict; without a GPU none has a time.
+    ASSERT_EQ(m["ranked"].size(), m["candidates"].get<size_t>());
+    for (const auto& c : m["ranked"]) {
+      EXPECT_TRUE(c["correct"].get<bool>()) << c.dump();
+      EXPECT_FALSE(c["program"].get<std::string>().empty());
+      EXPECT_TRUE(c["ms"].is_null()) << c.dump();
+    }
   }
   const std::string csv = testing::slurp(path("bench.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);  // header + 2 rows
