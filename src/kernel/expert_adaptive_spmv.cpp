@@ -32,11 +32,7 @@ constexpr int kStreamCap = @stream_cap@;  // nonzeros a block stages in shared m
 constexpr int kLongRow = @long_row@;      // rows this long are reduced by the whole block
 constexpr int kWarps = kBlock / 32;
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
-}
+@WARP_SUM@
 
 extern "C" __global__ void spmv_csr(@ARGS@) {
   __shared__ float staged[kStreamCap];
@@ -113,7 +109,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(c.param("rows_per_block") >= 1 && c.param("rows_per_block") <= (1 << 20), c,
           "rows_per_block must be 1..2^20");
   require(c.param("stream_cap") >= 32 && c.param("stream_cap") <= 8192, c,
@@ -121,6 +117,7 @@ kernel_program emit(const expert_config& c) {
   require(c.param("long_row") >= 1, c, "long_row must be >= 1");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
+  values["WARP_SUM"] = warp_sum_source;
   kernel_program p;
   p.launches = {rows_launch("", block, c.param("rows_per_block"))};
   p.source = fill(source, values);

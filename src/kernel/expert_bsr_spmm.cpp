@@ -67,19 +67,13 @@ double block_fill(const matrix_features& f, int64_t b) {
 std::vector<expert_config> space(const matrix_features& f, int k) {
   // As BSR SpMV: only square blocks whose measured fill is high.
   std::vector<expert_config> out;
-  const std::vector<int64_t> tiles = spmm_tiles(k);
   for (int64_t b : {2, 4, 8}) {
     if (f.nnz == 0 || block_fill(f, b) < (b == 2 ? 0.7 : 0.6)) continue;
-    for (int64_t group : {8, 32}) {
-      // The largest tile that keeps r * tile / group accumulators within 32 registers.
-      for (int64_t tile : tiles) {
-        if (tile < group || b * tile / group > 32) continue;
+    for (int64_t group : {8, 32})
+      if (const int64_t tile = bsr_spmm_tile(b, group, k))
         out.push_back(make_config(
             info(), {{"r", b}, {"c", b}},
             {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}}));
-        break;
-      }
-    }
   }
   return out;
 }
@@ -87,7 +81,7 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
   const int64_t r = c.format_param("r"), cc = c.format_param("c");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(r >= 1 && r <= 64 && cc >= 1 && cc <= 64, c, "r and c must be 1..64");
   check_tile(c, group, tile, c.param("vec"), 64);
   require(r * (tile / group) <= 64, c, "r * tile / group must be <= 64 (accumulators per lane)");
@@ -103,6 +97,12 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
+
+int64_t bsr_spmm_tile(int64_t r, int64_t group, int k) {
+  for (int64_t tile : spmm_tiles(k))  // largest first
+    if (tile >= group && r * tile / group <= 32) return tile;
+  return 0;
+}
 
 family bsr_spmm() { return {info(), space, emit}; }
 

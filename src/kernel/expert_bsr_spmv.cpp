@@ -86,7 +86,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group");
   const int64_t r = c.format_param("r"), cc = c.format_param("c");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(is_pow2(r) && r <= 32, c, "r must be a power of two <= 32");
   require(cc >= 1 && cc <= 64, c, "c must be 1..64");
   require(is_pow2(group) && group >= r && group <= 32, c,

@@ -42,7 +42,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), steps = c.param("steps");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
   const std::string args = entry_args(sparse_op::spmv, format_kind::coo);
   auto values = as_text(c.params);

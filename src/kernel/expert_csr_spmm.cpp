@@ -150,7 +150,7 @@ std::vector<expert_config> space(const matrix_features&, int k) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   check_tile(c, group, tile, c.param("vec"), 32);
   require(c.param("cache") == 0 || c.param("cache") == 1, c, "cache must be 0 or 1");
   auto values = as_text(c.params);

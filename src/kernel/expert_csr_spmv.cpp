@@ -42,7 +42,7 @@ std::vector<expert_config> scalar_space(const matrix_features& f, int) {
 
 kernel_program scalar_emit(const expert_config& c) {
   const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
@@ -101,7 +101,7 @@ std::vector<expert_config> vector_space(const matrix_features& f, int) {
 
 kernel_program vector_emit(const expert_config& c) {
   const int64_t block = c.param("block"), lanes = c.param("lanes");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);

@@ -69,16 +69,9 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block"), rows = c.param("rows_per_thread");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
-  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
+  const int64_t rows = c.param("rows_per_thread");
   require(rows >= 1 && rows <= 8, c, "rows_per_thread must be 1..8");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::dia);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block * rows)};
-  p.source = fill(source, values);
-  return p;
+  return emit_thread_per_row(c, format_kind::dia, source, rows);
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ std::vector<expert_config> sell_space(const matrix_features& f, int k) {
 
 kernel_program emit_group(const expert_config& c, const char* body, format_kind format) {
   const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   check_tile(c, group, tile, c.param("vec"), 32);
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmm, format);

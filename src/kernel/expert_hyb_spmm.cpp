@@ -187,7 +187,7 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
   const int64_t chunk = c.param("chunk");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   check_tile(c, group, tile, c.param("vec"), 16);
   require(chunk >= 1 && chunk <= (1 << 20), c, "chunk must be 1..2^20");
   require(c.format_param("width") >= 0, c, "width must be >= 0");

@@ -108,7 +108,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), steps = c.param("steps");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
   require(c.format_param("width") >= 0, c, "width must be >= 0");
   require(c.param("batch") >= 1 && c.param("batch") <= 16, c, "batch must be 1..16");

@@ -88,14 +88,14 @@ std::vector<expert_config> thread_per_row_space(const expert_template& info) {
 }
 
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
-                                   const std::string& source) {
+                                   const std::string& source, int64_t rows_per_thread) {
   const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format);
   kernel_program p;
-  p.launches = {rows_launch("", block, block)};
+  p.launches = {rows_launch("", block, block * rows_per_thread)};
   p.source = fill(source, values);
   return p;
 }
@@ -122,6 +122,10 @@ void require(bool ok, const expert_config& config, const std::string& what) {
   if (!ok) throw error("expert template '" + config.name + "': " + what);
 }
 
+void require_block(const expert_config& config, int64_t block) {
+  require(block >= 32 && block <= 1024 && block % 32 == 0, config, "block must be 32..1024, x32");
+}
+
 // Taken from the ABI itself so the emitted signatures cannot drift from what the harness passes.
 std::string entry_args(sparse_op op, format_kind format) {
   const std::string entry = entry_points(op, format).front().name;
@@ -145,6 +149,12 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return std::max(lo, std::mi
 bool skewed_rows(const matrix_features& f) {
   return f.row_length_max > 32 * std::max(1.0, f.row_length_mean) || f.row_length_gini > 0.6;
 }
+
+const char* const warp_sum_source = R"(__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+})";
 
 // Merrill & Garland's merge-path search over the merge of the row ends with the nonzero indices:
 // the number of row ends among the first `diagonal` items. row_end[i] - base is row i's end.

@@ -112,12 +112,15 @@ launch_spec nnz_launch(const std::string& entry, int64_t block, int64_t nnz_per_
 // Throws sparserl::error("<template>: <what>") unless `ok`.
 void require(bool ok, const expert_config& config, const std::string& what);
 
-// Thread-per-row templates (ELL; DIA has its own, adding rows per thread) share their knobs: blocks
-// of 128/256/512 without unrolling and 256 unrolled by 4; and their emitter: one LAUNCH line, a row
-// per thread.
+// Throws unless `block` (the template's threads per block) is a multiple of 32 in 32..1024.
+void require_block(const expert_config& config, int64_t block);
+
+// Thread-per-row templates (ELL, DIA) share their emitter: one LAUNCH line, a row (or
+// rows_per_thread rows, a block apart) per thread; ELL also their knobs (DIA's space adds rows
+// per thread): blocks of 128/256/512 without unrolling and 256 unrolled by 4.
 std::vector<expert_config> thread_per_row_space(const expert_template& info);
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
-                                   const std::string& source);
+                                   const std::string& source, int64_t rows_per_thread = 1);
 bool is_pow2(int64_t v);
 int64_t pow2_at_least(int64_t v);  // smallest power of two >= max(v, 1)
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi);
@@ -126,6 +129,8 @@ int64_t clamp64(int64_t v, int64_t lo, int64_t hi);
 // SpMM spaces).
 bool sell_padding_bounded(const matrix_features& f, int64_t C, int64_t sigma);
 
+// A full-warp shuffle sum, `float warp_sum(float)`, valid in lane 0 (device source).
+extern const char* const warp_sum_source;
 // The merge-path search and block cut shared by the merge templates (device source).
 extern const char* const merge_search_source;
 // The warp-segmented COO accumulation shared by COO and HYB (device source, @-placeholders).
@@ -145,6 +150,12 @@ int64_t tile_vec(int64_t group, int64_t tile, int k);
 // The tiles worth trying for k, largest first: the powers of two 32..256 not beyond k (rounded
 // up), or k rounded up when k < 32.
 std::vector<int64_t> spmm_tiles(int k);
+// BSR SpMM with r x r blocks and `group`-lane groups: the widest tile of spmm_tiles(k) that
+// keeps r * tile / group accumulators within 32 registers (and tile >= group); 0 when none.
+int64_t bsr_spmm_tile(int64_t r, int64_t group, int k);
+// Merge-path SpMM: the rows per block that give each of the 8 warps about `per_warp` rows +
+// nonzeros.
+int64_t merge_spmm_rows_per_block(const matrix_features& f, int64_t per_warp);
 // The lanes of this thread's `group`-lane group, as a shuffle mask (device expression).
 std::string group_mask(int64_t group);
 

@@ -112,14 +112,13 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
   std::vector<expert_config> out;
   const bool skewed = f.row_length_std > f.row_length_mean ||
                       f.row_length_max > 8 * std::max(1.0, f.row_length_mean);
-  const double items_per_row = 1.0 + f.row_length_mean;
   int tried = 0;
   for (int64_t tile : spmm_tiles(k)) {
     if (tile < 32 || tile > 128 || tried == (skewed ? 2 : 1)) continue;
     ++tried;
     for (int64_t per_warp : {16, 64}) {
       if (!skewed && per_warp != 64) continue;
-      const int64_t rows = clamp64(static_cast<int64_t>(8 * per_warp / items_per_row), 1, 1 << 16);
+      const int64_t rows = merge_spmm_rows_per_block(f, per_warp);
       out.push_back(make_config(info(), {},
                                 {{"block", 256},
                                  {"tile", tile},
@@ -135,7 +134,7 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), tile = c.param("tile");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   check_tile(c, 32, tile, c.param("vec"), 8);
   require(c.param("rows_per_block") >= 1, c, "rows_per_block must be >= 1");
   require(block / 32 * tile * 4 <= 32 * 1024, c, "carries must fit 32 KiB of shared memory");
@@ -150,6 +149,10 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
+
+int64_t merge_spmm_rows_per_block(const matrix_features& f, int64_t per_warp) {
+  return clamp64(static_cast<int64_t>(8 * per_warp / (1.0 + f.row_length_mean)), 1, 1 << 16);
+}
 
 family csr_merge_spmm() { return {info(), space, emit}; }
 

@@ -101,7 +101,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(c.param("rows_per_block") >= 1, c, "rows_per_block must be >= 1");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);

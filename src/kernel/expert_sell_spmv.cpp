@@ -69,7 +69,7 @@ namespace {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), slice = c.format_param("C");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(is_pow2(slice) && slice <= 1024, c, "C must be a power of two <= 1024");
   require(c.format_param("sigma") >= 1, c, "sigma must be >= 1");
   auto values = as_text(c.params);

@@ -48,11 +48,7 @@ constexpr int kMedium = kLanes < 32 ? 8 * kLanes : 0x7fffffff;  // longer: the w
 __device__ float split_sum[kSlots];  // zero at load; each launch leaves it zero
 __device__ unsigned int split_count[kSlots];
 
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  return v;
-}
+@WARP_SUM@
 
 // The row holding nonzero e (row_ptr[r] <= e < row_ptr[r + 1]), found by the whole block:
 // kBlock probes a round narrow [lo, hi) kBlock-fold. Every thread calls it (it has barriers).
@@ -172,12 +168,13 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 
 kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), lanes = c.param("lanes");
-  require(block >= 32 && block <= 1024 && block % 32 == 0, c, "block must be 32..1024, x32");
+  require_block(c, block);
   require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
   require(c.param("chunk") >= 32 && c.param("chunk") <= (1 << 24), c, "chunk must be 32..2^24");
   require(c.param("slots") >= 1 && c.param("slots") <= (1 << 22), c, "slots must be 1..2^22");
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
+  values["WARP_SUM"] = warp_sum_source;
   kernel_program p;
   p.launches = {rows_launch("", block, block / lanes)};
   p.source = fill(source, values);

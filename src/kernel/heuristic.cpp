@@ -131,13 +131,12 @@ expert_config pick_spmm(const matrix_features& f, int k) {
   const int64_t widest = expert_detail::spmm_tiles(k).front();
   if (f.nnz > 0) {
     if (const int64_t b = dense_block(f, 0.8)) {
-      for (int64_t tile : expert_detail::spmm_tiles(k))  // the space's group-8 entry
-        if (tile >= 8 && b * tile / 8 <= 32)
-          return config("bsr_rowgroup", op, format_kind::bsr, {{"r", b}, {"c", b}},
-                        {{"block", 256},
-                         {"group", 8},
-                         {"tile", tile},
-                         {"vec", expert_detail::tile_vec(8, tile, k)}});
+      if (const int64_t tile = expert_detail::bsr_spmm_tile(b, 8, k))  // the space's group-8 entry
+        return config("bsr_rowgroup", op, format_kind::bsr, {{"r", b}, {"c", b}},
+                      {{"block", 256},
+                       {"group", 8},
+                       {"tile", tile},
+                       {"vec", expert_detail::tile_vec(8, tile, k)}});
       const int64_t tile = std::min<int64_t>(std::max<int64_t>(widest, 32), 128);
       const int64_t per_lane = std::max<int64_t>(1, std::min<int64_t>(tile / 32, 32 / b));
       const int64_t t = 32 * per_lane;  // keeps r * tile / 32 accumulators <= 32
@@ -164,13 +163,11 @@ expert_config pick_spmm(const matrix_features& f, int k) {
           tile = t;
           break;
         }
-      const int64_t rows = expert_detail::clamp64(
-          static_cast<int64_t>(8 * 64 / (1.0 + f.row_length_mean)), 1, 1 << 16);
       return config("csr_merge", op, format_kind::csr, {},
                     {{"block", 256},
                      {"tile", tile},
                      {"vec", expert_detail::tile_vec(32, tile, k)},
-                     {"rows_per_block", rows}});
+                     {"rows_per_block", expert_detail::merge_spmm_rows_per_block(f, 64)}});
     }
   }
   const int64_t tile = std::min<int64_t>(widest, 128);

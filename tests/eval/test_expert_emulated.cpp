@@ -179,6 +179,14 @@ csr_matrix skewed_matrix() {
   return testing::from_lengths(2500, lengths, 21);
 }
 
+// The edge matrices plus two with rows far longer than the rest, for the splitting kernels.
+std::vector<testing::named_matrix> skewed_and_edge_matrices() {
+  std::vector<testing::named_matrix> out = testing::edge_matrices();
+  out.push_back({"skewed_600x2500", skewed_matrix()});
+  out.push_back({"circuit", testing::generated("circuit", 800)});
+  return out;
+}
+
 expert_config split(int64_t width, int64_t block, int64_t group, int64_t tile, int64_t vec,
                     int64_t chunk) {
   return make("hyb_split", sparse_op::spmm, format_kind::hyb,
@@ -228,9 +236,7 @@ TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
 // 2 to a warp (medium rows go to the whole warp), and the configurations the space offers.
 TEST(ExpertEmulated, SplitSpmvIsCorrectOnSkewedAndEdgeMatrices) {
   cpu_runner runner;
-  std::vector<testing::named_matrix> matrices = testing::edge_matrices();
-  matrices.push_back({"skewed_600x2500", skewed_matrix()});
-  matrices.push_back({"circuit", testing::generated("circuit", 800)});
+  const std::vector<testing::named_matrix> matrices = skewed_and_edge_matrices();
   const std::vector<expert_config> configs = {
       split_spmv(64, 2, 32, 1 << 18), split_spmv(32, 8, 100, 1 << 18),
       split_spmv(64, 32, 64, 1 << 18), split_spmv(64, 4, 32, 3),
@@ -253,9 +259,7 @@ TEST(ExpertEmulated, SplitSpmvIsCorrectOnSkewedAndEdgeMatrices) {
 // that end mid-row and groups that own no COO entries; the scalar path (k = 37) and float4.
 TEST(ExpertEmulated, SplitSpmmSmallBlocksAreCorrectOnEdgeMatrices) {
   cpu_runner runner;
-  std::vector<testing::named_matrix> matrices = testing::edge_matrices();
-  matrices.push_back({"skewed_600x2500", skewed_matrix()});
-  matrices.push_back({"circuit", testing::generated("circuit", 800)});
+  const std::vector<testing::named_matrix> matrices = skewed_and_edge_matrices();
   const std::vector<expert_config> configs = {
       split(2, 64, 4, 32, 4, 8),     // threshold 2: nearly every row spills into COO
       split(0, 64, 8, 32, 1, 3),     // automatic width; chunks shorter than a group
