@@ -101,7 +101,7 @@ reply decode_reply(const std::vector<char>& payload) {
     r.format_unchanged = rd.get<uint8_t>() != 0;
     r.output = rd.get_vector<float>();
   } else if (kind >= static_cast<uint8_t>(frame_kind::note) &&
-             kind <= static_cast<uint8_t>(frame_kind::failure)) {
+             kind <= static_cast<uint8_t>(frame_kind::started)) {
     r.kind = static_cast<frame_kind>(kind);
     const uint64_t used = rd.get<uint64_t>();
     const std::vector<char> chars = rd.get_vector<char>();

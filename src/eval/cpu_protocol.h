@@ -44,7 +44,8 @@ struct request {
 std::vector<char> encode_request(const request& r);
 request decode_request(const std::vector<char>& payload);  // throws sparserl::error
 
-enum class frame_kind : uint8_t { note = 1, trial = 2, log = 3, failure = 4 };
+// started: sent (empty) just before the first trial, so the runner can time each trial from it.
+enum class frame_kind : uint8_t { note = 1, trial = 2, log = 3, failure = 4, started = 5 };
 
 // A reply frame encoded ahead of time: `bytes` is the whole payload; fill the fields at the
 // offsets, then send it with wire::write_message.

@@ -34,6 +34,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr int64_t max_object_bytes = int64_t{512} << 20;
+// Beyond the trial limit: copying the input in, poisoning the output and writing the trial's reply.
+constexpr double trial_report_slack_s = 0.25;
 
 std::string hex64(uint64_t v) {
   char buf[17];
@@ -238,6 +240,8 @@ std::string collect_replies(const sandbox_result& sr, run_result& result, int64_
       case cpu_protocol::frame_kind::failure:
         failure = rep.text;
         break;
+      case cpu_protocol::frame_kind::started:
+        break;
       case cpu_protocol::frame_kind::trial:
         result.trials.push_back({std::move(rep.output), rep.input_unchanged, rep.format_unchanged});
         break;
@@ -373,6 +377,9 @@ run_result cpu_runner::run(const run_request& request, const run_limits& limits)
   o.wall_timeout_s = options_.startup_allowance_s + limits.launch_timeout_s * trials +
                      static_cast<double>(input.size()) / 2e8;  // transfers at >= 200 MB/s
   // Also in sanitizer builds: the child is built without sanitizers (sparserl_sanitizer_exempt).
+  // The per-trial limit proper: the child reports before its first trial and after each one, so
+  // a trial that runs past the limit is killed then, not when every trial's allowance is spent.
+  o.stall_timeout_s = limits.launch_timeout_s + trial_report_slack_s;
   o.address_space_bytes = limits.memory_bytes;
   o.file_size_bytes = 0;
   o.open_files = 16;
@@ -391,7 +398,11 @@ run_result cpu_runner::run(const run_request& request, const run_limits& limits)
   const std::string child_failure = collect_replies(sr, result, limits.max_log_bytes, partial);
   if (!sr.err.empty())
     append_capped(result.log, "emulator stderr:\n" + sr.err, limits.max_log_bytes);
-  if (sr.timed_out)
+  if (sr.stalled)
+    result.failure = "timeout after " + seconds(limits.launch_timeout_s) + " s in trial " +
+                     std::to_string(result.trials.size() + 1) + " (limit " +
+                     seconds(limits.launch_timeout_s) + " s per trial)";
+  else if (sr.timed_out)
     result.failure = "timeout after " + seconds(o.wall_timeout_s) + " s (limit " +
                      seconds(limits.launch_timeout_s) + " s per trial)";
   else if (!child_failure.empty())

@@ -107,7 +107,8 @@ void put_run_fields(wire::writer& w, const std::string& key, int32_t rows, int32
                     const std::vector<char>& cubin, const std::vector<std::string>& entries,
                     const std::vector<launch_geometry>& geometry,
                     const std::vector<std::vector<float>>& inputs, uint32_t poison_bits,
-                    int64_t output_length, bool measure_time, const timing_options& timing) {
+                    int64_t output_length, bool measure_time, const timing_options& timing,
+                    double launch_timeout_s) {
   put_kind(w, message::run_program);
   w.put_string(key);
   w.put<int32_t>(rows);
@@ -121,6 +122,7 @@ void put_run_fields(wire::writer& w, const std::string& key, int32_t rows, int32
   w.put<int64_t>(output_length);
   put_bool(w, measure_time);
   put_timing_options(w, timing);
+  w.put<double>(launch_timeout_s);
 }
 
 }  // namespace
@@ -191,12 +193,12 @@ load_request decode_load(wire::reader& r) {
 std::vector<char> encode_run(const run_program_request& q) {
   wire::writer w;
   put_run_fields(w, q.key, q.rows, q.cols, q.k, q.cubin, q.entries, q.geometry, q.inputs,
-                 q.poison_bits, q.output_length, q.measure_time, q.timing);
+                 q.poison_bits, q.output_length, q.measure_time, q.timing, q.launch_timeout_s);
   return w.take();
 }
 
 std::vector<char> encode_run(const std::string& key, const run_request& q,
-                             const timing_options& timing) {
+                             const timing_options& timing, double launch_timeout_s) {
   static const std::vector<char> no_cubin;
   uint32_t poison_bits = 0;
   std::memcpy(&poison_bits, &q.poison, sizeof(poison_bits));
@@ -204,7 +206,7 @@ std::vector<char> encode_run(const std::string& key, const run_request& q,
   wire::writer w;
   put_run_fields(w, key, q.rows, q.cols, static_cast<int32_t>(k), q.cubin ? *q.cubin : no_cubin,
                  q.entries, q.geometry, q.inputs, poison_bits, int64_t{q.rows} * k, q.measure_time,
-                 timing);
+                 timing, launch_timeout_s);
   return w.take();
 }
 
@@ -222,6 +224,7 @@ run_program_request decode_run(wire::reader& r) {
   q.output_length = r.get<int64_t>();
   q.measure_time = get_bool(r);
   q.timing = get_timing_options(r);
+  q.launch_timeout_s = r.get<double>();
   return q;
 }
 

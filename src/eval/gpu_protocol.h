@@ -97,6 +97,7 @@ struct run_program_request {
   int64_t output_length = 0;  // rows * k
   bool measure_time = false;
   timing_options timing;
+  double launch_timeout_s = 0;  // per trial and per timed run; <= 0: none
 };
 
 struct run_program_reply {
@@ -126,7 +127,7 @@ std::vector<char> encode_load(const std::string& key, const std::vector<std::str
 std::vector<char> encode_run(const run_program_request& request);
 // The parent's form: the big arrays are referenced, not copied into a request first.
 std::vector<char> encode_run(const std::string& key, const run_request& request,
-                             const timing_options& timing);
+                             const timing_options& timing, double launch_timeout_s);
 std::vector<char> encode_baseline(sparse_op op, const csr_matrix& matrix, int32_t k,
                                   const std::vector<float>& input, const timing_options& timing);
 std::vector<char> encode_copy_bandwidth(const copy_bandwidth_request& request);

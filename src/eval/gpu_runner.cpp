@@ -357,8 +357,11 @@ std::string gpu_runner::run_once(slot& s, const run_request& request, const run_
   const double trials = static_cast<double>(request.inputs.size());
   double timeout_s = limits.launch_timeout_s * trials + options_.timeout_margin_s;
   if (request.measure_time) timeout_s += options_.timing.max_wall_s + 2 * limits.launch_timeout_s;
-  return exchange(s, gpu_protocol::encode_run(key, request, options_.timing), reply, timeout_s,
-                  limits.max_log_bytes, log);
+  // The worker enforces the limit per trial and per timed run itself (and exits on expiry); this
+  // watchdog only catches a worker that stops answering for another reason.
+  return exchange(s,
+                  gpu_protocol::encode_run(key, request, options_.timing, limits.launch_timeout_s),
+                  reply, timeout_s, limits.max_log_bytes, log);
 }
 
 run_result gpu_runner::run(const run_request& request, const run_limits& limits) {

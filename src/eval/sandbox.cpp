@@ -275,18 +275,26 @@ void exchange(pid_t pid, const std::vector<char>& input, fd_holder& in, fd_holde
   set_nonblocking(err.get());
   bool exited = false;
   auto drain_deadline = deadline;
+  const auto stall = std::chrono::duration_cast<clock_type::duration>(
+      std::chrono::duration<double>(o.stall_timeout_s));
+  auto stall_deadline = clock_type::time_point::max();  // armed by the first stdout bytes
   while (in.get() >= 0 || out.get() >= 0 || err.get() >= 0) {
-    if (clock_type::now() >= drain_deadline) {
+    const auto now = clock_type::now();
+    if (now >= drain_deadline || (!exited && now >= stall_deadline)) {
       if (!exited) r.timed_out = true;
+      if (!exited && now >= stall_deadline && now < drain_deadline) r.stalled = true;
       ::kill(-pid, SIGKILL);
       break;
     }
     pollfd fds[3] = {{out.get(), POLLIN, 0}, {err.get(), POLLIN, 0}, {in.get(), POLLOUT, 0}};
-    const int n = ::poll(fds, 3, ms_until(drain_deadline, 50));
+    const int n = ::poll(
+        fds, 3, ms_until(exited ? drain_deadline : std::min(drain_deadline, stall_deadline), 50));
     if (n < 0 && errno != EINTR)
       throw error(std::string("sandbox: poll failed: ") + std::strerror(errno));
     if (fds[0].revents && !drain(out.get(), r.out, o.max_stdout_bytes, r.out_truncated))
       out.reset();
+    if (o.stall_timeout_s > 0 && (fds[0].revents & POLLIN))  // it reported: the next step's clock
+      stall_deadline = clock_type::now() + stall;
     if (fds[1].revents && !drain(err.get(), r.err, o.max_stderr_bytes, r.err_truncated))
       err.reset();
     if (in.get() >= 0 && fds[2].revents) {

@@ -15,6 +15,9 @@ namespace sparserl {
 
 struct sandbox_options {
   double wall_timeout_s = 10;
+  // > 0: once the child has written to stdout, it is killed (timed_out, stalled) when it then
+  // writes nothing for this long: a per-step deadline for children that report as they go.
+  double stall_timeout_s = 0;
   double cpu_time_s = 0;                           // RLIMIT_CPU; 0: the wall timeout + 1 s
   int64_t address_space_bytes = int64_t{4} << 30;  // RLIMIT_AS; 0: not limited
   int64_t file_size_bytes = 0;                     // RLIMIT_FSIZE: the largest file it may write
@@ -34,6 +37,7 @@ struct sandbox_result {
   bool started = false;  // false: argv[0] never ran; `failure` says why
   std::string failure;
   bool timed_out = false;
+  bool stalled = false;   // timed out by stall_timeout_s (timed_out is set too)
   int exit_code = -1;     // >= 0 when it exited
   int signal = 0;         // > 0 when a signal ended it
   std::vector<char> out;  // stdout

@@ -243,6 +243,7 @@ bool emulated_run::restore_format() {
 
 void emulated_run::execute() {
   enter_sandbox();
+  child_reporter.started();
   const size_t in_bytes = input_->size();
   for (const std::vector<float>& x : req_.inputs) {
     if (in_bytes) std::memcpy(input_->data(), x.data(), in_bytes);

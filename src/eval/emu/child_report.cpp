@@ -38,7 +38,10 @@ void reporter::prepare(int fd, uint64_t output_length, uint64_t log_capacity) {
   trial_ = cpu_protocol::trial_template(output_length);
   log_ = cpu_protocol::text_template(cpu_protocol::frame_kind::log, log_capacity);
   failure_ = cpu_protocol::text_template(cpu_protocol::frame_kind::failure, 1024);
+  started_ = cpu_protocol::text_template(cpu_protocol::frame_kind::started, 0);
 }
+
+void reporter::started() { send(started_); }
 
 void reporter::note(const std::string& text) {
   wire::write_message(fd_, cpu_protocol::text_frame(cpu_protocol::frame_kind::note, text));

@@ -16,6 +16,7 @@ class reporter {
   void prepare(int fd, uint64_t output_length, uint64_t log_capacity);
   void note(const std::string& text);  // before the sandbox only (allocates)
 
+  void started();  // the trials begin: the runner's per-trial deadline starts now
   void trial(const float* output, bool input_unchanged, bool format_unchanged);
   void append_log(const char* text, size_t n);
   [[noreturn]] void fail_and_exit(const char* message);
@@ -26,7 +27,7 @@ class reporter {
  private:
   void send(const cpu_protocol::frame_template& t);
   int fd_ = -1;
-  cpu_protocol::frame_template trial_, log_, failure_;
+  cpu_protocol::frame_template trial_, log_, failure_, started_;
   uint64_t log_used_ = 0;
   bool failed_ = false;
 };

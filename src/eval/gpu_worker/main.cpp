@@ -15,6 +15,7 @@
 #include "eval/gpu_protocol.h"
 #include "eval/gpu_worker/baseline.h"
 #include "eval/gpu_worker/data_cache.h"
+#include "eval/gpu_worker/deadline_wait.h"
 #include "eval/gpu_worker/device_context.h"
 #include "eval/gpu_worker/run_program.h"
 
@@ -22,6 +23,11 @@ namespace sparserl::gpu_worker {
 namespace {
 
 constexpr int exit_context_lost = 3;
+constexpr int exit_timeout = 4;
+
+// What the timeout handler needs to answer the request in flight (one at a time).
+int protocol_out = -1;
+gpu_protocol::message request_in_flight = gpu_protocol::message::hello;
 
 struct handled {
   std::vector<char> reply;
@@ -75,6 +81,16 @@ std::vector<char> failure_reply(gpu_protocol::message kind, const gpu_protocol::
   }
 }
 
+std::vector<char> failure_reply(gpu_protocol::message kind, const gpu_protocol::status& s);
+
+// A launch ran past its limit: answer with a fatal timeout and exit without unwinding (the
+// destructors would synchronise with the kernel that is still running). The parent replaces us.
+[[noreturn]] void reply_timeout_and_exit(const std::string& why) {
+  wire::write_message(protocol_out, failure_reply(request_in_flight, {false, why, true}));
+  std::fflush(nullptr);
+  std::_Exit(exit_timeout);
+}
+
 int parse_device(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], "--device") == 0) return std::atoi(argv[i + 1]);
@@ -88,6 +104,8 @@ int serve(int argc, char** argv) {
   const int proto_out = ::dup(1);
   const int proto_in = 0;
   if (proto_out < 0 || ::dup2(2, 1) < 0) return 1;
+  protocol_out = proto_out;
+  set_timeout_handler(reply_timeout_and_exit);
 
   std::unique_ptr<device_context> device;
   device_info hello;
@@ -106,6 +124,7 @@ int serve(int argc, char** argv) {
   while (wire::read_message(proto_in, message)) {
     wire::reader r(message);
     const gpu_protocol::message kind = gpu_protocol::read_kind(r);
+    request_in_flight = kind;
     handled h;
     try {
       h = handle(*device, cache, kind, r);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "eval/gpu_worker/deadline_wait.h"
 #include "eval/gpu_worker/timing.h"
 
 namespace sparserl::gpu_worker {
@@ -167,13 +168,13 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
         const int64_t working_set = data->bytes + static_cast<int64_t>(in_bytes + out_bytes);
         const bool flush = should_flush_l2(q.timing, working_set, device.info().l2_bytes);
         reply.timing = time_on_gpu(stream, q.timing, flush ? &device.l2_flush_buffer() : nullptr,
-                                   poison, launch_all);
+                                   poison, launch_all, q.launch_timeout_s);
         reply.timed = true;
         phase = trial;
       }
       poison(stream);
       launch_all(stream);
-      check(cuStreamSynchronize(stream), trial + ": synchronize after the launches");
+      wait_within(stream, q.launch_timeout_s, trial);
       trial_result r;
       r.output.resize(static_cast<size_t>(q.output_length));
       y.download(r.output.data(), "y");

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "eval/gpu_worker/deadline_wait.h"
+
 namespace sparserl::gpu_worker {
 
 namespace {
@@ -55,7 +57,8 @@ class device_timing_lock {
 }  // namespace
 
 timing_summary time_on_gpu(CUstream stream, const timing_options& o, const device_buffer* l2_flush,
-                           const enqueue_fn& prepare, const enqueue_fn& work) {
+                           const enqueue_fn& prepare, const enqueue_fn& work,
+                           double launch_limit_s) {
   const device_timing_lock exclusive;
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -69,7 +72,7 @@ timing_summary time_on_gpu(CUstream stream, const timing_options& o, const devic
   for (int32_t done = 0; need_more_warmup(o, done, wall_s()); ++done) {
     before_run();
     work(stream);
-    check(cuStreamSynchronize(stream), "synchronize in timing warm-up");
+    wait_within(stream, launch_limit_s, "timing warm-up run " + std::to_string(done + 1));
   }
   event start, stop;
   std::vector<double> times;
@@ -79,7 +82,7 @@ timing_summary time_on_gpu(CUstream stream, const timing_options& o, const devic
     check(cuEventRecord(start.get(), stream), "cuEventRecord");
     work(stream);
     check(cuEventRecord(stop.get(), stream), "cuEventRecord");
-    check(cuEventSynchronize(stop.get()), "synchronize in timed run");
+    wait_within(stop.get(), launch_limit_s, "timed run " + std::to_string(times.size() + 1));
     float ms = 0;
     check(cuEventElapsedTime(&ms, start.get(), stop.get()), "cuEventElapsedTime");
     times.push_back(ms);

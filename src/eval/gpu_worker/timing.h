@@ -14,9 +14,11 @@ namespace sparserl::gpu_worker {
 
 using enqueue_fn = std::function<void(CUstream)>;
 
-// `l2_flush` null: no flush. Throws cuda_failure (its message names the phase).
+// `l2_flush` null: no flush. Throws cuda_failure (its message names the phase). launch_limit_s
+// > 0: every repetition must finish within it, else the worker reports a timeout and exits
+// (gpu_worker/deadline_wait.h).
 timing_summary time_on_gpu(CUstream stream, const timing_options& options,
                            const device_buffer* l2_flush, const enqueue_fn& prepare,
-                           const enqueue_fn& work);
+                           const enqueue_fn& work, double launch_limit_s = 0);
 
 }  // namespace sparserl::gpu_worker
