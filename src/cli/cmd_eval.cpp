@@ -39,6 +39,9 @@ void print_verdict(const verdict& v) {
   std::printf("%-16s extracted=%d compiled=%d ran=%d correct=%d\n", "stages", v.extracted,
               v.compiled, v.ran, v.correct);
   std::printf("%-16s %d (max error / tolerance %.3g)\n", "trials", v.trials, v.max_error_ratio);
+  if (v.checked_timed_runs > 0)
+    std::printf("%-16s %d verified against their own fresh input\n", "timed runs",
+                v.checked_timed_runs);
   std::printf("%-16s %.1f ms\n", "compile", v.compile_ms);
   if (v.kernel_ms)
     std::printf("%-16s %.4f ms (%s)\n", "kernel", *v.kernel_ms, v.timing_method.c_str());

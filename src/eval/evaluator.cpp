@@ -1,5 +1,6 @@
 #include "eval/evaluator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
@@ -142,6 +143,11 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
   request.device_source = device_source;
   std::memcpy(&request.poison, &output_poison_bits, sizeof(float));
   request.measure_time = options_.measure_time;
+  // Timed inputs differ per evaluation too: nothing a program could carry from an earlier
+  // evaluation of the same task would match.
+  request.timed_input_seed = options_.seed ^ std::hash<std::string>{}(task_key(task)) ^
+                             (0x9e3779b97f4a7c15ull * ++evaluations_);
+  request.checked_timed_runs = std::max(2, options_.checked_timed_runs);
   try {
     for (const entry_point& entry : entry_points(task.op, program.format)) {
       const launch_spec& spec = launch_for(program, entry.name);
@@ -186,6 +192,12 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
       return;
     }
   }
+  if (result.kernel_ms) {
+    if (std::string why = verify_timed_runs(task, result, v); !why.empty()) {
+      v.failure = std::move(why);
+      return;
+    }
+  }
   v.correct = true;
   if (!result.kernel_ms) return;
   v.kernel_ms = result.kernel_ms;
@@ -199,6 +211,29 @@ void evaluator::run_and_verify(const eval_task& task, const kernel_program& prog
     v.baseline_name = base->name;
     v.speedup = base->ms / *v.kernel_ms;
   }
+}
+
+std::string evaluator::verify_timed_runs(const eval_task& task, const run_result& result,
+                                         verdict& v) const {
+  if (result.checked_runs.size() < 2)
+    return "runtime: the runner returned " + std::to_string(result.checked_runs.size()) +
+           " timed runs to verify, at least 2 are needed";
+  const int32_t k = task.op == sparse_op::spmm ? task.k : 1;
+  for (const timed_run_check& c : result.checked_runs) {
+    const std::string which = "timed run " + std::to_string(c.run) + ": ";
+    if (static_cast<int64_t>(c.input.size()) != input_length(task) ||
+        static_cast<int64_t>(c.output.size()) != output_length(task))
+      return "runtime: " + which + "the runner returned arrays of the wrong length";
+    if (!c.input_unchanged)
+      return which + "the program modified its input " + (task.op == sparse_op::spmv ? "x" : "B");
+    const reference_output ref =
+        compute_reference(task.op, *task.matrix, c.input, k, options_.eps_factor);
+    const check_result check = check_output(ref, c.output);
+    v.max_error_ratio = std::max(v.max_error_ratio, check.max_error_ratio);
+    ++v.checked_timed_runs;
+    if (!check.ok) return which + "wrong result: " + check.describe(task.op, task.k);
+  }
+  return "";
 }
 
 std::shared_ptr<const evaluator::trial_set> evaluator::trials_for(const eval_task& task) {

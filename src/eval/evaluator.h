@@ -4,6 +4,7 @@
 // every trial -> verify every element -> time against cuSPARSE -> hierarchical reward.
 // The same code judges every runner (GPU workers, CPU emulator), so no runner can be fooled
 // differently. Thread-safe: trainers call evaluate() from several threads.
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -25,7 +26,9 @@ struct eval_options {
   int trials = 3;  // fresh random x (or B) for each
   uint64_t seed = 0x5eed;
   bool measure_time = true;  // only runners that can measure do
-  double eps_factor = 8.0;   // tolerance scale, see eval/verify.h
+  // Timed runs verified per program (the last one and a random choice of the others), >= 2.
+  int checked_timed_runs = 3;
+  double eps_factor = 8.0;  // tolerance scale, see eval/verify.h
   compile_options compile;
   run_limits limits;
   launch_limits launch;
@@ -63,6 +66,8 @@ class evaluator {
   std::optional<baseline_result> baseline_for(const eval_task& task);
   void run_and_verify(const eval_task& task, const kernel_program& program,
                       const compile_result& compiled, const std::string& device_source, verdict& v);
+  // "" when every checked timed run is right for its own input, else the failure.
+  std::string verify_timed_runs(const eval_task& task, const run_result& result, verdict& v) const;
   void finish(const eval_task& task, verdict& v) const;
 
   program_runner& runner_;
@@ -72,6 +77,7 @@ class evaluator {
   std::map<std::string, std::shared_ptr<const format_arguments>> arguments_;
   std::map<std::string, std::optional<baseline_result>> baselines_;
   std::map<std::string, std::shared_ptr<const trial_set>> trial_sets_;
+  std::atomic<uint64_t> evaluations_{0};  // mixed into the timed inputs' seed
 };
 
 // Bit pattern written into every output element before a run: a quiet NaN with a payload, so an

@@ -108,7 +108,8 @@ void put_run_fields(wire::writer& w, const std::string& key, int32_t rows, int32
                     const std::vector<launch_geometry>& geometry,
                     const std::vector<std::vector<float>>& inputs, uint32_t poison_bits,
                     int64_t output_length, bool measure_time, const timing_options& timing,
-                    double launch_timeout_s) {
+                    double launch_timeout_s, uint64_t timed_input_seed,
+                    int32_t checked_timed_runs) {
   put_kind(w, message::run_program);
   w.put_string(key);
   w.put<int32_t>(rows);
@@ -123,6 +124,8 @@ void put_run_fields(wire::writer& w, const std::string& key, int32_t rows, int32
   put_bool(w, measure_time);
   put_timing_options(w, timing);
   w.put<double>(launch_timeout_s);
+  w.put<uint64_t>(timed_input_seed);
+  w.put<int32_t>(checked_timed_runs);
 }
 
 }  // namespace
@@ -193,7 +196,8 @@ load_request decode_load(wire::reader& r) {
 std::vector<char> encode_run(const run_program_request& q) {
   wire::writer w;
   put_run_fields(w, q.key, q.rows, q.cols, q.k, q.cubin, q.entries, q.geometry, q.inputs,
-                 q.poison_bits, q.output_length, q.measure_time, q.timing, q.launch_timeout_s);
+                 q.poison_bits, q.output_length, q.measure_time, q.timing, q.launch_timeout_s,
+                 q.timed_input_seed, q.checked_timed_runs);
   return w.take();
 }
 
@@ -206,7 +210,7 @@ std::vector<char> encode_run(const std::string& key, const run_request& q,
   wire::writer w;
   put_run_fields(w, key, q.rows, q.cols, static_cast<int32_t>(k), q.cubin ? *q.cubin : no_cubin,
                  q.entries, q.geometry, q.inputs, poison_bits, int64_t{q.rows} * k, q.measure_time,
-                 timing, launch_timeout_s);
+                 timing, launch_timeout_s, q.timed_input_seed, q.checked_timed_runs);
   return w.take();
 }
 
@@ -225,6 +229,8 @@ run_program_request decode_run(wire::reader& r) {
   q.measure_time = get_bool(r);
   q.timing = get_timing_options(r);
   q.launch_timeout_s = r.get<double>();
+  q.timed_input_seed = r.get<uint64_t>();
+  q.checked_timed_runs = r.get<int32_t>();
   return q;
 }
 
@@ -295,6 +301,13 @@ std::vector<char> encode_run_reply(const run_program_reply& reply) {
   }
   put_bool(w, reply.timed);
   put_timing_summary(w, reply.timing);
+  w.put<uint64_t>(reply.checked_runs.size());
+  for (const timed_run_check& c : reply.checked_runs) {
+    w.put<int32_t>(c.run);
+    w.put_vector(c.input);
+    w.put_vector(c.output);
+    put_bool(w, c.input_unchanged);
+  }
   return w.take();
 }
 
@@ -311,6 +324,15 @@ run_program_reply decode_run_reply(wire::reader& r) {
   }
   reply.timed = get_bool(r);
   reply.timing = decode_timing_summary(r);
+  const uint64_t checked = r.get<uint64_t>();
+  for (uint64_t i = 0; i < checked; ++i) {
+    timed_run_check c;
+    c.run = r.get<int32_t>();
+    c.input = r.get_vector<float>();
+    c.output = r.get_vector<float>();
+    c.input_unchanged = get_bool(r);
+    reply.checked_runs.push_back(std::move(c));
+  }
   return reply;
 }
 

@@ -98,6 +98,8 @@ struct run_program_request {
   bool measure_time = false;
   timing_options timing;
   double launch_timeout_s = 0;  // per trial and per timed run; <= 0: none
+  uint64_t timed_input_seed = 0;
+  int32_t checked_timed_runs = 3;
 };
 
 struct run_program_reply {
@@ -105,6 +107,7 @@ struct run_program_reply {
   std::vector<trial_result> trials;
   bool timed = false;
   timing_summary timing;
+  std::vector<timed_run_check> checked_runs;
 };
 
 struct baseline_request {

@@ -404,6 +404,7 @@ run_result gpu_runner::run(const run_request& request, const run_limits& limits)
     if (decoded.timed) {
       result.kernel_ms = decoded.timing.median_ms;
       result.timing_method = decoded.timing.method;
+      result.checked_runs = std::move(decoded.checked_runs);
     }
   } catch (const error& e) {
     replace(s);

@@ -33,6 +33,11 @@ struct run_request {
   std::vector<std::vector<float>> inputs;    // one x (or B) per trial
   float poison = 0;                          // bit pattern written into outputs before a run
   bool measure_time = false;                 // GPU only
+  // Timed runs (GPU): each computes on a fresh input the runner generates from this seed outside
+  // the timed region; the runner returns input and output of this many of them, the last one and
+  // a random choice of the others, for the evaluator to verify.
+  uint64_t timed_input_seed = 0;
+  int32_t checked_timed_runs = 3;
 };
 
 struct trial_result {
@@ -41,13 +46,23 @@ struct trial_result {
   bool format_unchanged = true;  // the format arrays compared after the run
 };
 
+// One timed run kept for verification: its input as generated, its output, and whether the
+// program's input buffer still held that input afterwards.
+struct timed_run_check {
+  int32_t run = 0;  // 1-based, over warm-up and timed runs in order
+  std::vector<float> input;
+  std::vector<float> output;
+  bool input_unchanged = true;
+};
+
 struct run_result {
   bool ok = false;
   std::string failure;  // "timeout after 5 s", "CUDA_ERROR_ILLEGAL_ADDRESS", ...
   std::string log;      // runner output (emulator compile log, worker stderr)
   std::vector<trial_result> trials;
-  std::optional<double> kernel_ms;  // median over timed repetitions when measure_time
-  std::string timing_method;        // how kernel_ms was measured
+  std::optional<double> kernel_ms;            // median over timed repetitions when measure_time
+  std::string timing_method;                  // how kernel_ms was measured
+  std::vector<timed_run_check> checked_runs;  // with kernel_ms: the timed runs to verify
 };
 
 // cuSPARSE on the task's CSR matrix, timed by the same protocol as the programs.

@@ -23,6 +23,7 @@ nlohmann::json verdict_to_json(const verdict& v) {
       {"compile_log", v.compile_log},
       {"executor", v.executor},
       {"trials", v.trials},
+      {"checked_timed_runs", v.checked_timed_runs},
       {"max_error_ratio", v.max_error_ratio},
       {"compile_ms", v.compile_ms},
       {"kernel_ms", optional_json(v.kernel_ms)},

@@ -13,6 +13,7 @@ struct verdict {
   std::string compile_log;  // NVRTC's log (truncated to the configured limit)
   std::string executor;     // "gpu" or "cpu"
   int trials = 0;
+  int checked_timed_runs = 0;  // timed runs verified against their own fresh input (GPU)
   double max_error_ratio = 0;  // worst |error| / tolerance seen (<= 1 passes)
   double compile_ms = 0;
   std::optional<double> kernel_ms;    // median, measured; empty on the CPU executor

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <csignal>
@@ -131,6 +132,14 @@ int fake_worker(const std::string& mode) {
       if (q.measure_time) {
         reply.timed = true;
         reply.timing = summarize_times({0.125, 0.25, 0.5}, q.timing, false);
+        // Like the worker: checked timed runs, each on its own input from the request's seed.
+        std::mt19937_64 rng(q.timed_input_seed);
+        std::uniform_real_distribution<float> dist(-1, 1);
+        for (int32_t run = 1; run <= std::max(2, q.checked_timed_runs); ++run) {
+          std::vector<float> x(q.inputs[0].size());
+          for (float& v : x) v = dist(rng);
+          reply.checked_runs.push_back({run, x, cpu_spmv(it->second, x), true});
+        }
       }
     }
     wire::write_message(out, gpu_protocol::encode_run_reply(reply));
@@ -561,6 +570,18 @@ TEST(GpuRunnerDevice, CsrSpmvMatchesTheReference) {
   ASSERT_TRUE(r.kernel_ms.has_value());
   EXPECT_GT(*r.kernel_ms, 0);
   EXPECT_TRUE(contains(r.timing_method, "L2 flushed")) << r.timing_method;
+  // Timed runs: the last and random others come back, each on a fresh input of its own, and
+  // each output right for its input.
+  ASSERT_GE(r.checked_runs.size(), 2u);
+  EXPECT_GT(r.checked_runs.back().run, r.checked_runs.front().run);
+  EXPECT_NE(r.checked_runs.front().input, r.checked_runs.back().input);
+  EXPECT_NE(r.checked_runs.back().input, t.request.inputs.back());
+  for (const timed_run_check& c : r.checked_runs) {
+    EXPECT_TRUE(c.input_unchanged);
+    const check_result check =
+        check_output(compute_reference(sparse_op::spmv, t.a, c.input, 1), c.output);
+    EXPECT_TRUE(check.ok) << "timed run " << c.run << ": " << check.describe(sparse_op::spmv, 1);
+  }
   std::printf("CSR SpMV 20000 x 15000: %.4f ms (%s)\n", *r.kernel_ms, r.timing_method.c_str());
 }
 
@@ -642,9 +663,15 @@ TEST(GpuRunnerDevice, FaultsAndHangsDoNotStopThePool) {
                 2000, 2000, "faults", 1);
   run_limits limits;
   limits.launch_timeout_s = 1;
+  const auto t0 = std::chrono::steady_clock::now();
   const run_result rs = runner.run(spin.request, limits);
+  const double launch_to_verdict_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_FALSE(rs.ok);
-  EXPECT_TRUE(contains(rs.failure, "timeout after")) << rs.failure;
+  EXPECT_TRUE(contains(rs.failure, "timeout after 1 s in trial 1")) << rs.failure;
+  // The worker polls against the per-launch limit and exits; not the parent's watchdog.
+  EXPECT_LE(launch_to_verdict_s, limits.launch_timeout_s + 2);
+  std::printf("spinning kernel: launch to verdict %.2f s (limit 1 s)\n", launch_to_verdict_s);
   EXPECT_TRUE(honest.matches(runner.run(honest.request, run_limits{})));
 }
 

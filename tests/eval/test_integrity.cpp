@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -101,6 +102,95 @@ TEST(integrity_cpu, memoiser_gets_nothing_from_its_cache) {
   EXPECT_TRUE(v.ran) << v.failure;
   EXPECT_TRUE(v.correct) << v.failure;
   EXPECT_EQ(v.trials, 3);
+}
+
+// The GPU worker's timing protocol acted out on the CPU emulator, for the evaluator's side of it:
+// the timed runs go between the second-last and the last trial, in the same child (so module
+// state carries across, as in one loaded module on the GPU), each on a fresh input from the
+// request's seed; `checked` of them come back (the last always), with a made-up kernel time.
+class timed_cpu_runner : public program_runner {
+ public:
+  timed_cpu_runner(program_runner& inner, int timed_runs, int checked)
+      : inner_(inner), timed_runs_(timed_runs), checked_(checked) {}
+  const char* name() const override { return "cpu-timed"; }
+  run_result run(const run_request& request, const run_limits& limits) override {
+    run_request r = request;
+    const size_t before = request.inputs.size() - 1;  // trials ahead of the timed runs
+    std::mt19937_64 rng(request.timed_input_seed);
+    std::uniform_real_distribution<float> dist(-1, 1);
+    std::vector<std::vector<float>> timed;
+    for (int t = 0; t < timed_runs_; ++t) {
+      timed.emplace_back(request.inputs[0].size());
+      for (float& v : timed.back()) v = dist(rng);
+    }
+    r.inputs.insert(r.inputs.begin() + static_cast<std::ptrdiff_t>(before), timed.begin(),
+                    timed.end());
+    run_result inner = inner_.run(r, limits);
+    if (!inner.ok) return inner;
+    run_result out = inner;
+    out.trials.clear();
+    for (size_t i = 0; i < inner.trials.size(); ++i) {
+      const bool is_timed = i >= before && i < before + timed.size();
+      if (!is_timed) {
+        out.trials.push_back(inner.trials[i]);
+        continue;
+      }
+      const int run = static_cast<int>(i - before) + 1;
+      if (run > timed_runs_ - checked_) {  // the last `checked` runs
+        const trial_result& t = inner.trials[i];
+        out.checked_runs.push_back({run, timed[i - before], t.output, t.input_unchanged});
+      }
+    }
+    out.kernel_ms = 1.0;
+    out.timing_method = "made up by the test";
+    return out;
+  }
+
+ private:
+  program_runner& inner_;
+  int timed_runs_, checked_;
+};
+
+TEST(integrity_evaluator, timed_runs_are_verified_against_their_own_inputs) {
+  auto cpu = make_cpu_runner();
+  timed_cpu_runner timed(*cpu, 6, 2);
+  eval_options o = cpu_options(2, 5);
+  o.measure_time = true;
+  evaluator judge(timed, o);
+  const csr_matrix a = small_matrix();
+  const eval_task task{sparse_op::spmv, &a, 1, "integrity-timed"};
+
+  const verdict good = judge.evaluate(task, corpus_program("good_csr_thread_per_row"));
+  EXPECT_TRUE(good.correct) << good.failure;
+  EXPECT_EQ(good.checked_timed_runs, 2);
+  ASSERT_TRUE(good.kernel_ms.has_value());
+
+  // Right in both verification trials (launches 1 and 8), lazy in launches 4 to 7 (timed runs 3
+  // to 6): only the timed runs' checks can catch it.
+  std::string lazy = corpus_program("lazy_after_launches");
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"#define LAZY_AFTER 1", "#define LAZY_AFTER 3"},
+        {"#define LAZY_UNTIL 0xffffffffu", "#define LAZY_UNTIL 7"}}) {
+    ASSERT_NE(lazy.find(from), std::string::npos) << from;
+    lazy.replace(lazy.find(from), from.size(), to);
+  }
+  const verdict v = judge.evaluate(task, lazy);
+  EXPECT_FALSE(v.correct);
+  EXPECT_EQ(v.failure.rfind("timed run 5: wrong result", 0), 0u) << v.failure;
+  EXPECT_FALSE(v.kernel_ms.has_value());  // a wrong program earns no speed
+}
+
+TEST(integrity_evaluator, fewer_than_two_checked_timed_runs_is_a_runtime_failure) {
+  auto cpu = make_cpu_runner();
+  timed_cpu_runner timed(*cpu, 3, 1);
+  eval_options o = cpu_options(2, 5);
+  o.measure_time = true;
+  evaluator judge(timed, o);
+  const csr_matrix a = small_matrix();
+  const verdict v = judge.evaluate({sparse_op::spmv, &a, 1, "integrity-one-check"},
+                                   corpus_program("good_csr_thread_per_row"));
+  EXPECT_FALSE(v.correct);
+  EXPECT_EQ(v.failure.rfind("runtime: the runner returned 1 timed runs", 0), 0u) << v.failure;
 }
 
 }  // namespace

@@ -73,6 +73,25 @@ TEST(sandbox, fork_fails_without_processes) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+// stall_timeout_s is a deadline per step for a child that reports as it goes (the CPU emulator
+// reports each trial): one that keeps reporting runs on, one that goes quiet is killed then.
+TEST(sandbox, stall_timeout_kills_a_child_that_stops_reporting) {
+  sandbox_options o;
+  o.processes = -1;
+  o.wall_timeout_s = 20;
+  o.stall_timeout_s = 0.6;
+  const sandbox_result steady = sh("for i in 1 2 3 4 5; do echo $i; sleep 0.3; done", o);
+  EXPECT_FALSE(steady.timed_out);
+  EXPECT_EQ(steady.exit_code, 0);
+  EXPECT_EQ(text(steady.out), "1\n2\n3\n4\n5\n");
+
+  const sandbox_result quiet = sh("echo 1; sleep 0.3; echo 2; sleep 30", o);
+  EXPECT_TRUE(quiet.timed_out);
+  EXPECT_TRUE(quiet.stalled);
+  EXPECT_EQ(text(quiet.out), "1\n2\n");
+  EXPECT_LT(quiet.wall_s, 0.3 + 0.6 + 1.0);  // killed 0.6 s after its last report, not at 20 s
+}
+
 TEST(sandbox, timeout_kills_the_whole_process_group) {
   sandbox_options o;
   o.processes = -1;

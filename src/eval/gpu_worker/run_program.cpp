@@ -1,8 +1,11 @@
 #include "eval/gpu_worker/run_program.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "eval/gpu_worker/checked_runs.h"
 #include "eval/gpu_worker/deadline_wait.h"
+#include "eval/gpu_worker/fresh_inputs.h"
 #include "eval/gpu_worker/timing.h"
 
 namespace sparserl::gpu_worker {
@@ -124,6 +127,7 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
   auto fail = [&](const std::string& why, bool fatal) {
     reply.result = {false, why, fatal};
     reply.trials.clear();
+    reply.checked_runs.clear();
     reply.timed = false;
     return reply;
   };
@@ -162,16 +166,34 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
     for (size_t t = 0; t < q.inputs.size(); ++t) {
       const std::string trial = "trial " + std::to_string(t + 1);
       phase = trial;
-      x.upload(q.inputs[t].data(), "x");
       if (q.measure_time && t + 1 == q.inputs.size()) {
         phase = "timing";
         const int64_t working_set = data->bytes + static_cast<int64_t>(in_bytes + out_bytes);
         const bool flush = should_flush_l2(q.timing, working_set, device.info().l2_bytes);
+        // Every run, warm-up or timed, gets values no earlier run had, so nothing a program keeps
+        // across runs can stand in for computing; some runs' outputs go back for verification.
+        fresh_inputs fresh(q.inputs[t].size(), q.timed_input_seed);
+        checked_runs checks(std::max<int32_t>(2, q.checked_timed_runs), q.timed_input_seed);
+        uint64_t runs = 0;
+        auto prepare = [&](CUstream s) {
+          fresh.enqueue(s, x.get(), runs++);
+          poison(s);
+        };
+        auto keep_outputs = [&] {  // the run has finished; outside the timed region
+          timed_run_check& c = checks.next_run();
+          fresh.download_last(c.input);
+          c.output.resize(static_cast<size_t>(q.output_length));
+          y.download(c.output.data(), "y");
+          x.download(x_back.data(), "x");
+          c.input_unchanged = std::memcmp(x_back.data(), c.input.data(), in_bytes) == 0;
+        };
         reply.timing = time_on_gpu(stream, q.timing, flush ? &device.l2_flush_buffer() : nullptr,
-                                   poison, launch_all, q.launch_timeout_s);
+                                   prepare, launch_all, q.launch_timeout_s, keep_outputs);
+        reply.checked_runs = checks.take();
         reply.timed = true;
         phase = trial;
       }
+      x.upload(q.inputs[t].data(), "x");
       poison(stream);
       launch_all(stream);
       wait_within(stream, q.launch_timeout_s, trial);

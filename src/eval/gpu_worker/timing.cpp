@@ -57,8 +57,8 @@ class device_timing_lock {
 }  // namespace
 
 timing_summary time_on_gpu(CUstream stream, const timing_options& o, const device_buffer* l2_flush,
-                           const enqueue_fn& prepare, const enqueue_fn& work,
-                           double launch_limit_s) {
+                           const enqueue_fn& prepare, const enqueue_fn& work, double launch_limit_s,
+                           const run_done_fn& after_run) {
   const device_timing_lock exclusive;
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -73,6 +73,7 @@ timing_summary time_on_gpu(CUstream stream, const timing_options& o, const devic
     before_run();
     work(stream);
     wait_within(stream, launch_limit_s, "timing warm-up run " + std::to_string(done + 1));
+    if (after_run) after_run();
   }
   event start, stop;
   std::vector<double> times;
@@ -87,6 +88,7 @@ timing_summary time_on_gpu(CUstream stream, const timing_options& o, const devic
     check(cuEventElapsedTime(&ms, start.get(), stop.get()), "cuEventElapsedTime");
     times.push_back(ms);
     total_ms += ms;
+    if (after_run) after_run();
   }
   return summarize_times(std::move(times), o, l2_flush != nullptr);
 }
