@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "eval/checked_runs.h"
 #include "eval/cpu_runner.h"
 #include "eval/evaluator.h"
 #include "sparse/generators.h"
@@ -191,6 +192,47 @@ TEST(integrity_evaluator, fewer_than_two_checked_timed_runs_is_a_runtime_failure
                                    corpus_program("good_csr_thread_per_row"));
   EXPECT_FALSE(v.correct);
   EXPECT_EQ(v.failure.rfind("runtime: the runner returned 1 timed runs", 0), 0u) << v.failure;
+}
+
+// Runs fed to the sampler as the worker does: each record filled with its run's number.
+std::vector<timed_run_check> sample(int runs, int count, uint64_t seed) {
+  checked_runs sampler(count, seed);
+  for (int r = 1; r <= runs; ++r) {
+    timed_run_check& c = sampler.next_run();
+    EXPECT_EQ(c.run, r);
+    c.input.assign(3, static_cast<float>(r));
+    c.output.assign(2, static_cast<float>(-r));
+  }
+  return sampler.take();
+}
+
+TEST(checked_runs, keeps_the_last_run_and_others_with_their_own_data) {
+  EXPECT_EQ(sample(1, 3, 1).size(), 1u);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    const std::vector<timed_run_check> kept = sample(40, 3, seed);
+    ASSERT_EQ(kept.size(), 3u);
+    EXPECT_EQ(kept.back().run, 40);
+    for (size_t i = 0; i < kept.size(); ++i) {
+      if (i) {
+        EXPECT_LT(kept[i - 1].run, kept[i].run);
+      }
+      EXPECT_EQ(kept[i].input, std::vector<float>(3, static_cast<float>(kept[i].run)));
+      EXPECT_EQ(kept[i].output, std::vector<float>(2, static_cast<float>(-kept[i].run)));
+    }
+  }
+}
+
+TEST(checked_runs, every_earlier_run_is_equally_likely_to_be_checked) {
+  constexpr int runs = 10, count = 3, samples = 4000;
+  std::vector<int> chosen(runs + 1, 0);
+  for (uint64_t seed = 0; seed < samples; ++seed)
+    for (const timed_run_check& c : sample(runs, count, seed)) ++chosen[static_cast<size_t>(c.run)];
+  EXPECT_EQ(chosen[runs], samples);
+  const double expected = static_cast<double>(count - 1) / (runs - 1);  // 2 of the 9 earlier runs
+  for (int r = 1; r < runs; ++r) {
+    const double share = static_cast<double>(chosen[static_cast<size_t>(r)]) / samples;
+    EXPECT_NEAR(share, expected, 0.035) << "run " << r;
+  }
 }
 
 }  // namespace

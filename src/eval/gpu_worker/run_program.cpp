@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "eval/gpu_worker/checked_runs.h"
+#include "eval/checked_runs.h"
 #include "eval/gpu_worker/deadline_wait.h"
 #include "eval/gpu_worker/fresh_inputs.h"
 #include "eval/gpu_worker/timing.h"

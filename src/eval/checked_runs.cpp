@@ -1,8 +1,8 @@
-#include "eval/gpu_worker/checked_runs.h"
+#include "eval/checked_runs.h"
 
 #include <algorithm>
 
-namespace sparserl::gpu_worker {
+namespace sparserl {
 
 checked_runs::checked_runs(int32_t count, uint64_t seed)
     : others_(std::max<int32_t>(0, count - 1)), rng_(seed ^ 0x636865636b656475ull) {}
@@ -40,4 +40,4 @@ std::vector<timed_run_check> checked_runs::take() {
   return out;
 }
 
-}  // namespace sparserl::gpu_worker
+}  // namespace sparserl

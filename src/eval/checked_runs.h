@@ -1,15 +1,16 @@
 #pragma once
-// Which timed runs are returned for verification: always the last (against a program that turns
-// lazy after N launches), and a uniform random choice of the others (reservoir sampling, since the
-// timing protocol decides the number of runs as it goes). Every run's output is copied out after
-// the run whether or not it is kept, so the program cannot tell the checked runs from the rest.
+// Which timed runs the GPU worker returns for verification (CUDA-free, tested on any machine):
+// always the last (against a program that turns lazy after N launches), and a uniform random choice
+// of the others (reservoir sampling, since the timing protocol decides the number of runs as it
+// goes). Every run's output is copied out after the run whether or not it is kept, so the program
+// cannot tell the checked runs from the rest.
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "eval/runner.h"
 
-namespace sparserl::gpu_worker {
+namespace sparserl {
 
 class checked_runs {
  public:
@@ -31,4 +32,4 @@ class checked_runs {
   timed_run_check spare_;  // a dropped record, reused for its buffers
 };
 
-}  // namespace sparserl::gpu_worker
+}  // namespace sparserl
