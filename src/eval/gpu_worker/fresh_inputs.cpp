@@ -1,5 +1,6 @@
 #include "eval/gpu_worker/fresh_inputs.h"
 
+#include <algorithm>
 #include <string>
 
 namespace sparserl::gpu_worker {
