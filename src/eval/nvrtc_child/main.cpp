@@ -12,6 +12,7 @@
 #include <nvrtc.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -148,6 +149,9 @@ int main(int argc, char** argv) {
   set_limits(std::strtoll(argv[1], nullptr, 10), std::strtoll(argv[2], nullptr, 10));
   preload_libraries();
   enter_sandbox();
+  // Test hook (tests/eval/test_compiler.cpp): a call the filter forbids, as an exploited compiler
+  // would make, to check that it ends the child and the compiler names it. getenv makes no call.
+  if (std::getenv("SPARSERL_NVRTC_CHILD_TEST_FORBIDDEN_CALL")) ::syscall(SYS_getppid);
   child_reply reply;
   try {
     reply = run_nvrtc(source, flags);
