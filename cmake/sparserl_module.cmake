@@ -52,9 +52,10 @@ function(sparserl_tests module)
   endforeach()
 endfunction()
 
-# Builds `target` without the sanitizers of SPARSERL_SANITIZE / SPARSERL_FUZZ. For the CPU
-# emulator child: the sanitizer runtimes need system calls after seccomp strict mode and cannot
-# follow its fiber stack switches, and the sanitizer build should test the real sandbox.
+# Builds `target` without the sanitizers of SPARSERL_SANITIZE / SPARSERL_FUZZ. For the sandboxed
+# children: the sanitizer runtimes need system calls their seccomp allow-lists leave out (and
+# cannot follow the emulator's fiber stack switches), and the sanitizer build should test the
+# real sandbox, filter included.
 function(sparserl_sanitizer_exempt target)
   if(SPARSERL_SANITIZE OR SPARSERL_FUZZ)
     target_compile_options(${target} PRIVATE -fno-sanitize=all)

@@ -43,7 +43,7 @@ if [[ ${SUSTAINED:-0} == 1 ]]; then
 fi
 
 # 2. The suite, per op.
-for op in ${OPS-spmv}; do
+for op in ${OPS-spmv spmm}; do
   mkdir -p "$out/$op"
   say "suite $op"
   # shellcheck disable=SC2086

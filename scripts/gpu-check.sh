@@ -17,7 +17,8 @@ debs=(nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev
       libbenchmark1debian libpcre2-dev libpcre2-8-0 libutf8proc-dev libutf8proc2 zlib1g-dev
       zlib1g pkgconf pkgconf-bin libpkgconf3 libboost1.74-dev libboost-context1.74-dev
       libboost-context1.74.0 libboost-context-dev
-      libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev libbrotli1)
+      libcpp-httplib-dev libcpp-httplib0.11 libssl-dev libbrotli-dev libbrotli1
+      libseccomp-dev libseccomp2)
 
 if [[ ${1:-} == --fetch ]]; then
   mkdir -p .deps/debs
@@ -49,8 +50,9 @@ say() { echo "gpu-check: $*" | tee -a "$out/summary.txt"; }
 have_deps() {
   [[ -f /usr/include/nlohmann/json.hpp && -f /usr/include/CLI/CLI.hpp && -f /usr/include/gtest/gtest.h &&
      -f /usr/include/benchmark/benchmark.h && -f /usr/include/zlib.h &&
-     -f /usr/include/boost/context/fiber.hpp && -f /usr/include/httplib.h ]] &&
-    command -v pkg-config >/dev/null && pkg-config --exists libpcre2-8 libutf8proc
+     -f /usr/include/boost/context/fiber.hpp && -f /usr/include/httplib.h &&
+     -f /usr/include/openssl/evp.h ]] &&
+    command -v pkg-config >/dev/null && pkg-config --exists libpcre2-8 libutf8proc libseccomp
 }
 prefixes=()
 if ! have_deps; then

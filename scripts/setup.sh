@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git clang-format
   libtorch-dev nlohmann-json3-dev libpcre2-dev zlib1g-dev libcli11-dev
   libutf8proc-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-context-dev libomp-dev
-  libcpp-httplib-dev libgloo-dev python3 python3-matplotlib
+  libcpp-httplib-dev libssl-dev libseccomp-dev libgloo-dev python3 python3-matplotlib
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -57,7 +57,9 @@ class ServiceError(Exception):
 def coo_matrix(rows: Sequence[int], cols: Sequence[int], shape: Sequence[int],
                values: Sequence[float] | None = None) -> dict:
     """An inline matrix in the SFT JSONL layout: 0-based (row, col) of each nonzero and the
-    [rows, cols] shape. Without values every entry is 1.0 (a pattern matrix); duplicates add."""
+    [rows, cols] shape. Without values the service gives each nonzero a hashed value in
+    +-[0.5, 1) (src/sparse/pattern_values.h) and a position given twice counts once; with values
+    duplicates add."""
     m = {"rows": list(rows), "cols": list(cols), "shape": list(shape)}
     if values is not None:
         m["values"] = list(values)

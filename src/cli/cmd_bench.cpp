@@ -1,4 +1,5 @@
-// sparserl bench: the benchmark suite. For each generated matrix: cuSPARSE, the heuristic's pick
+// sparserl bench: the benchmark suite. For each generated matrix: cuSPARSE (its fastest correct
+// CSR algorithm, named per matrix), the heuristic's pick
 // and the autotuned best, all timed by the same protocol in one run, with the device's measured
 // copy bandwidth as the roofline. Writes bench.csv and bench.json; tools/plot_bench.py draws them.
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include "cli/runner_choice.h"
 #include "eval/autotune.h"
 #include "eval/gpu_runner.h"
+#include "sparse/content_hash.h"
 #include "sparse/error.h"
 #include "sparse/generators.h"
 #include "sparse/gzip_file.h"
@@ -79,20 +81,15 @@ std::vector<suite_matrix> select(std::vector<suite_matrix> all,
   return picked;
 }
 
-// cuSPARSE's time for the algorithm the targets name (SpMV CSR_ALG1, the default; SpMM ALG2).
-std::optional<double> reference_baseline_ms(program_runner& runner, const eval_task& task,
-                                            std::string& name) {
-  auto* gpu = dynamic_cast<gpu_runner*>(&runner);
-  if (!gpu) return std::nullopt;
-  baseline_request q{task.op, task.matrix, task.k, task.id};
-  const cusparse_timings t = gpu->baseline_all(q);
-  const char* wanted = task.op == sparse_op::spmv ? "ALG1" : "ALG2";
-  for (const cusparse_algorithm& a : t.algorithms)
-    if (a.ok && a.name.find(wanted) != std::string::npos) {
-      name = a.name;
-      return a.timing.median_ms;
-    }
-  return std::nullopt;
+// cuSPARSE's fastest correct CSR algorithm for the matrix (SpMV CSR_ALG1/ALG2, SpMM CSR_ALG1/2/3,
+// each verified against the CPU reference): the same baseline the evaluator's speed-ups use.
+std::optional<baseline_result> reference_baseline(program_runner& runner, const eval_task& task) {
+  std::optional<baseline_result> b =
+      runner.baseline({task.op, task.matrix, task.k, csr_content_id(*task.matrix)});
+  if (b && !b->ok) std::fprintf(stderr, "bench %s: %s\n", task.id.c_str(), b->failure.c_str());
+  if (b && b->ok && !b->skipped.empty())
+    std::fprintf(stderr, "bench %s: cuSPARSE skipped %s\n", task.id.c_str(), b->skipped.c_str());
+  return b && b->ok ? b : std::nullopt;
 }
 
 nlohmann::json optional_json(const std::optional<double>& v) {
@@ -120,8 +117,9 @@ nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const be
   options.compile.arch = device_arch(runner);
   evaluator eval(runner, options);
   const eval_task task{op, &matrix, a.k, "bench:" + m.name};
-  std::string baseline_name;
-  const std::optional<double> cusparse_ms = reference_baseline_ms(runner, task, baseline_name);
+  const std::optional<baseline_result> base = reference_baseline(runner, task);
+  std::optional<double> cusparse_ms;
+  if (base) cusparse_ms.emplace(base->ms);
   const tune_result r = autotune(eval, task, a.workers);
   const tuned_candidate* best = r.best();
   const int32_t width = op == sparse_op::spmm ? a.k : 1;
@@ -136,7 +134,9 @@ nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const be
                       {"candidates", r.ranked.size()},
                       {"correct", r.correct},
                       {"tune_wall_s", r.wall_s},
-                      {"cusparse", baseline_name},
+                      {"cusparse", base ? base->name : ""},
+                      {"cusparse_algorithm", base ? base->algorithm : ""},
+                      {"cusparse_skipped", base ? base->skipped : ""},
                       {"cusparse_ms", optional_json(cusparse_ms)},
                       {"heuristic", r.heuristic.describe()}};
   std::optional<double> heuristic_ms, best_ms;
@@ -174,7 +174,10 @@ nlohmann::json summarize(const nlohmann::json& rows) {
   std::vector<double> best, heur;
   int near = 0, timed = 0;
   double worst = INFINITY;
+  nlohmann::json baseline_wins = nlohmann::json::object();  // cuSPARSE algorithm -> matrices
   for (const auto& r : rows) {
+    const std::string alg = r.value("cusparse_algorithm", "");
+    if (!alg.empty()) baseline_wins[alg] = baseline_wins.value(alg, 0) + 1;
     if (r["speedup_best"].is_number()) {
       best.push_back(r["speedup_best"]);
       worst = std::min(worst, r["speedup_best"].get<double>());
@@ -189,7 +192,8 @@ nlohmann::json summarize(const nlohmann::json& rows) {
           {"min_speedup_best", best.empty() ? 0 : worst},
           {"geomean_speedup_heuristic", geomean(heur)},
           {"heuristic_within_10pct", near},
-          {"heuristic_timed", timed}};
+          {"heuristic_timed", timed},
+          {"cusparse_algorithm_wins", baseline_wins}};
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -205,6 +209,7 @@ std::string csv(const nlohmann::json& rows) {
                                          "nnz",
                                          "min_bytes",
                                          "cusparse_ms",
+                                         "cusparse_algorithm",
                                          "heuristic",
                                          "heuristic_ms",
                                          "best",
@@ -240,10 +245,10 @@ void run_bench(const bench_args& a) {
   for (const suite_matrix& m : matrices) {
     rows.push_back(bench_one(*runner, m, a, peak));
     const auto& r = rows.back();
-    std::printf("%-16s nnz %10lld  cuSPARSE %-9s best %-9s (%s)  x%s\n", m.name.c_str(),
+    std::printf("%-16s nnz %10lld  cuSPARSE %-9s %-8s best %-9s (%s)  x%s\n", m.name.c_str(),
                 r["nnz"].get<long long>(), r["cusparse_ms"].dump().c_str(),
-                r["best_ms"].dump().c_str(), r["best"].get<std::string>().c_str(),
-                r["speedup_best"].dump().c_str());
+                r["cusparse_algorithm"].get<std::string>().c_str(), r["best_ms"].dump().c_str(),
+                r["best"].get<std::string>().c_str(), r["speedup_best"].dump().c_str());
     std::fflush(stdout);
   }
   const nlohmann::json summary = summarize(rows);

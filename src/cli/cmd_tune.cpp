@@ -37,7 +37,21 @@ nlohmann::json candidate_json(const tuned_candidate& c) {
   return j;
 }
 
+// The cuSPARSE algorithm the speed-ups are against (the fastest correct one for the matrix),
+// from the first candidate that was timed against it.
+const verdict* baseline_source(const tune_result& r) {
+  for (const tuned_candidate& c : r.ranked)
+    if (c.result.baseline_ms) return &c.result;
+  return nullptr;
+}
+
 void print_table(const tune_result& r, double peak, int top) {
+  if (const verdict* b = baseline_source(r)) {
+    std::printf("cuSPARSE baseline: %s, %.4f ms (fastest correct CSR algorithm)\n",
+                b->baseline_name.c_str(), *b->baseline_ms);
+    if (!b->baseline_skipped.empty())
+      std::printf("cuSPARSE skipped: %s\n", b->baseline_skipped.c_str());
+  }
   std::printf("%-4s %-58s %10s %8s %7s %8s  %s\n", "rank", "program", "time ms", "GB/s", "%peak",
               "vs cuSP", "status");
   for (size_t i = 0; i < r.ranked.size() && static_cast<int>(i) < top; ++i) {
@@ -88,6 +102,9 @@ void run_tune(const tune_args& a) {
                         {"correct", r.correct},
                         {"heuristic", r.heuristic.describe()},
                         {"candidates", nlohmann::json::array()}};
+    const verdict* b = baseline_source(r);
+    j["baseline_algorithm"] = b ? b->baseline_algorithm : "";
+    j["baseline_ms"] = b ? nlohmann::json(*b->baseline_ms) : nlohmann::json(nullptr);
     for (const tuned_candidate& c : r.ranked) j["candidates"].push_back(candidate_json(c));
     std::cout << j.dump(2) << "\n";
   } else {

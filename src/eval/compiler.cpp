@@ -19,6 +19,7 @@
 #include <future>
 
 #include "eval/nvrtc_reply.h"
+#include "eval/syscall_filter.h"
 #include "eval/wire.h"
 
 namespace sparserl {
@@ -192,6 +193,12 @@ void describe_death(int status, const std::string& captured, const compile_optio
   } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
     r.timed_out = true;
     r.error = "compile timed out after " + seconds_text(options.timeout_s) + " s of CPU time";
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    // The child's seccomp filter: its SIGSYS handler wrote the verdict (with the call's name) to
+    // stderr before the process died of SIGSYS.
+    const size_t at = captured.rfind(forbidden_call_prefix);
+    r.error = at == std::string::npos ? std::string("sandbox: forbidden system call (SIGSYS)")
+                                      : captured.substr(at, captured.find('\n', at) - at);
   } else {
     r.error = "compile process died (" + signal_text(status) + ")";
   }

@@ -183,6 +183,8 @@ std::string signal_failure(int sig) {
     case SIGKILL:
       return "killed by the sandbox: the program made a system call (files, processes, network "
              "and memory allocation are not available to device code) or ran out of memory";
+    case SIGSYS:  // the seccomp filter's, when device code got past its SIGSYS handler
+      return "sandbox: forbidden system call (SIGSYS)";
     case SIGSEGV:
       return "out-of-bounds memory access (SIGSEGV)";
     case SIGBUS:

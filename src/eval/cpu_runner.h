@@ -9,11 +9,12 @@
 //      compared on a hit, so a hash collision can only cost a rebuild).
 //   3. sparserl-cpu-child (eval/emu/child_main.cpp) runs in the sandbox: it reads the arguments
 //      from stdin (eval/cpu_protocol.h), lays every array out between guard pages, loads the
-//      object, enters seccomp strict mode, and for each trial poisons the output, runs every
+//      object, installs its seccomp allow-list, and for each trial poisons the output, runs every
 //      entry point over its grid and writes the output and unchanged-flags back.
 // Faults become failures: "out-of-bounds memory access (SIGSEGV): read at 16 bytes past the end
 // of x ...", "deadlock: __syncthreads not reached by all threads of block (0,0,0) ...",
-// "timeout after 3 s ...", "killed by the sandbox: ...". docs/security.md has the threat model.
+// "timeout after 3 s ...", "sandbox: forbidden system call openat". docs/security.md has the
+// threat model.
 // Thread-safe: runs share nothing but the cache directory.
 #include <cstdint>
 #include <string>

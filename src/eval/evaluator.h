@@ -38,9 +38,8 @@ struct eval_options {
 struct eval_task {
   sparse_op op = sparse_op::spmv;
   const csr_matrix* matrix = nullptr;
-  int32_t k = 1;  // SpMM: columns of B
-  std::string
-      id;  // names the matrix for the caches; tasks with different matrices need different ids
+  int32_t k = 1;   // SpMM: columns of B
+  std::string id;  // a label for logs; the caches key by the matrix's content, not by this
 };
 
 class evaluator {
@@ -53,7 +52,9 @@ class evaluator {
   const eval_options& options() const { return options_; }
 
  private:
+  // `key` is task_key(task): the matrix's content hash, op and k.
   std::shared_ptr<const format_arguments> arguments_for(const eval_task& task,
+                                                        const std::string& key,
                                                         const kernel_program& program,
                                                         std::string& data_id);
   // Inputs and references of every trial, made once per (task, op, k): every program on a task is
@@ -62,9 +63,9 @@ class evaluator {
     std::vector<std::vector<float>> inputs;
     std::vector<reference_output> references;
   };
-  std::shared_ptr<const trial_set> trials_for(const eval_task& task);
-  std::optional<baseline_result> baseline_for(const eval_task& task);
-  void run_and_verify(const eval_task& task, const kernel_program& program,
+  std::shared_ptr<const trial_set> trials_for(const eval_task& task, const std::string& key);
+  std::optional<baseline_result> baseline_for(const eval_task& task, const std::string& key);
+  void run_and_verify(const eval_task& task, const std::string& key, const kernel_program& program,
                       const compile_result& compiled, const std::string& device_source, verdict& v);
   // "" when every checked timed run is right for its own input, else the failure.
   std::string verify_timed_runs(const eval_task& task, const run_result& result, verdict& v) const;

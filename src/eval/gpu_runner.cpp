@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "eval/verify.h"
 #include "sparse/error.h"
 
 namespace sparserl {
@@ -414,6 +415,24 @@ run_result gpu_runner::run(const run_request& request, const run_limits& limits)
   return result;
 }
 
+namespace {
+
+// A wrong baseline must never set the bar: each algorithm's output is checked against the CPU
+// reference exactly as a program's is, and one that fails is marked failed with the reason (so
+// best() can never pick it).
+void drop_wrong_algorithms(sparse_op op, const csr_matrix& a, int32_t k, cusparse_timings& t) {
+  const reference_output ref = compute_reference(op, a, t.input, k);
+  for (cusparse_algorithm& alg : t.algorithms) {
+    if (!alg.ok) continue;
+    const check_result check = check_output(ref, alg.output);
+    if (check.ok) continue;
+    alg.ok = false;
+    alg.failure = "wrong result against the CPU reference: " + check.describe(op, k);
+  }
+}
+
+}  // namespace
+
 cusparse_timings gpu_runner::baseline_all(const baseline_request& request,
                                           std::vector<float> input) {
   cusparse_timings out;
@@ -459,6 +478,7 @@ cusparse_timings gpu_runner::baseline_all(const baseline_request& request,
     replace(s);
     out.failure = std::string("gpu worker sent a malformed reply: ") + e.what();
   }
+  if (out.ok) drop_wrong_algorithms(request.op, a, static_cast<int32_t>(k), out);
   return out;
 }
 
@@ -469,15 +489,16 @@ std::optional<baseline_result> gpu_runner::baseline(const baseline_request& requ
     out.failure = "cuSPARSE baseline: " + all.failure;
     return out;
   }
+  for (const cusparse_algorithm& a : all.algorithms)
+    if (!a.ok) out.skipped += (out.skipped.empty() ? "" : "; ") + a.name + ": " + a.failure;
   const cusparse_algorithm* best = all.best();
   if (!best) {
-    out.failure = "cuSPARSE baseline: no algorithm ran";
-    for (const cusparse_algorithm& a : all.algorithms)
-      out.failure += "; " + a.name + ": " + a.failure;
+    out.failure = "cuSPARSE baseline: no algorithm ran correctly: " + out.skipped;
     return out;
   }
   out.ok = true;
   out.name = best->name;
+  out.algorithm = best->name.substr(best->name.find(' ') + 1);
   out.ms = best->timing.median_ms;
   out.timing_method = best->timing.method;
   return out;

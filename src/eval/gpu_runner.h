@@ -51,7 +51,8 @@ class gpu_runner : public program_runner {
   const char* name() const override { return "gpu"; }
   run_result run(const run_request& request, const run_limits& limits) override;
 
-  // cuSPARSE: the fastest of the algorithms baseline_all() times.
+  // cuSPARSE: the fastest of the algorithms baseline_all() times and verifies; the others' reasons
+  // for being skipped (not supported for the shape, wrong result) in the result's `skipped`.
   std::optional<baseline_result> baseline(const baseline_request& request) override;
   // Every algorithm with its timing and output. An empty `input` draws one (uniform [-1, 1],
   // fixed seed), returned in the result.

@@ -75,9 +75,11 @@ struct baseline_request {
 struct baseline_result {
   bool ok = false;
   std::string failure;
-  std::string name;  // e.g. "cusparseSpMV CSR_ALG1"
-  double ms = 0;     // median
+  std::string name;       // the fastest correct algorithm, e.g. "cusparseSpMM CSR_ALG2"
+  std::string algorithm;  // its algorithm alone, e.g. "CSR_ALG2"
+  double ms = 0;          // median
   std::string timing_method;
+  std::string skipped;  // "cusparseSpMM CSR_ALG3: CUSPARSE_STATUS_NOT_SUPPORTED ...; ..." or ""
 };
 
 class program_runner {

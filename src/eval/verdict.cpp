@@ -29,6 +29,8 @@ nlohmann::json verdict_to_json(const verdict& v) {
       {"kernel_ms", optional_json(v.kernel_ms)},
       {"baseline_ms", optional_json(v.baseline_ms)},
       {"baseline", v.baseline_name},
+      {"baseline_algorithm", v.baseline_algorithm},
+      {"baseline_skipped", v.baseline_skipped},
       {"timing_method", v.timing_method},
       {"speedup", optional_json(v.speedup)},
       {"bytes_moved", v.bytes_moved},

@@ -18,10 +18,12 @@ struct verdict {
   double compile_ms = 0;
   std::optional<double> kernel_ms;    // median, measured; empty on the CPU executor
   std::optional<double> baseline_ms;  // cuSPARSE, same protocol
-  std::string baseline_name;          // e.g. "cusparseSpMV CSR_ALG1"
-  std::string timing_method;          // e.g. "CUDA events, 10 warm-up, median of 50, L2 flushed"
-  std::optional<double> speedup;      // baseline_ms / kernel_ms
-  int64_t bytes_moved = 0;            // minimum bytes of the format + x + y
+  std::string baseline_name;  // the fastest correct cuSPARSE algorithm, "cusparseSpMV CSR_ALG2"
+  std::string baseline_algorithm;  // that algorithm alone, "CSR_ALG2"
+  std::string baseline_skipped;    // algorithms left out and why ("" when none)
+  std::string timing_method;       // e.g. "CUDA events, 10 warm-up, median of 50, L2 flushed"
+  std::optional<double> speedup;   // baseline_ms / kernel_ms
+  int64_t bytes_moved = 0;         // minimum bytes of the format + x + y
   std::optional<double> achieved_gbps;
   int64_t footprint_bytes = 0;  // device bytes of the format's arrays
   double reward = 0;

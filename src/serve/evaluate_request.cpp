@@ -4,8 +4,9 @@
 #include <limits>
 #include <set>
 
-#include "serve/content_hash.h"
+#include "sparse/content_hash.h"
 #include "sparse/error.h"
+#include "sparse/pattern_values.h"
 
 namespace sparserl {
 
@@ -188,8 +189,9 @@ std::string content_key(const inline_matrix& m) {
 csr_matrix build_csr(const inline_matrix& m) {
   std::vector<triplet> entries(m.row_idx.size());
   for (size_t i = 0; i < entries.size(); ++i)
-    entries[i] = {m.row_idx[i], m.col_idx[i], m.values ? (*m.values)[i] : 1.0f};
+    entries[i] = {m.row_idx[i], m.col_idx[i], m.values ? (*m.values)[i] : 0.0f};
   csr_matrix csr = csr_from_triplets(m.rows, m.cols, std::move(entries));
+  if (!m.values) fill_pattern_values(csr);  // the one rule for patterns, as training uses
   validate_csr(csr);
   return csr;
 }

@@ -51,7 +51,8 @@ evaluate_request parse_evaluate_request(const std::string& body, const request_l
 // and the evaluator's task id, so equal requests share conversions, inputs and references.
 std::string content_key(const inline_matrix& m);
 
-// The CSR form (duplicates summed, columns sorted).
+// The CSR form (duplicates summed, columns sorted); a pattern (no values) gets the values of
+// sparse/pattern_values.h, duplicates counted once, as training and pattern .mtx files do.
 csr_matrix build_csr(const inline_matrix& m);
 
 // Throws sparserl::error when rows * k or cols * k exceed limits.max_dense_elements.

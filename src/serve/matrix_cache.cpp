@@ -1,6 +1,6 @@
 #include "serve/matrix_cache.h"
 
-#include "serve/content_hash.h"
+#include "sparse/content_hash.h"
 
 namespace sparserl {
 
@@ -51,13 +51,6 @@ cached_matrix make_cached(csr_matrix csr, std::string id) {
   m.csr = std::move(csr);
   m.id = std::move(id);
   return m;
-}
-
-std::string csr_content_id(const csr_matrix& csr) {
-  const int32_t shape[2] = {csr.rows, csr.cols};
-  return "sha256:" +
-         sha256_hex({std::string_view(reinterpret_cast<const char*>(shape), sizeof shape),
-                     bytes_of(csr.row_ptr), bytes_of(csr.col_idx), bytes_of(csr.values)});
 }
 
 }  // namespace sparserl

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 
+#include "sparse/content_hash.h"  // csr_content_id
 #include "sparse/csr_matrix.h"
 
 namespace sparserl {
@@ -48,8 +49,5 @@ class matrix_cache {
 
 // A cached_matrix of `csr` with its size and `id`.
 cached_matrix make_cached(csr_matrix csr, std::string id);
-
-// "sha256:<hex>" of the CSR arrays: the id of a matrix read from a file.
-std::string csr_content_id(const csr_matrix& csr);
 
 }  // namespace sparserl

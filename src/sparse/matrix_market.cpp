@@ -14,6 +14,7 @@
 
 #include "sparse/error.h"
 #include "sparse/gzip_file.h"
+#include "sparse/pattern_values.h"
 
 namespace sparserl {
 
@@ -517,8 +518,10 @@ csr_matrix parse_matrix_market(const char* data, size_t size, const std::string&
     fail_at(name, h.size_line,
             "expanding the symmetry gives " + std::to_string(entries.size()) +
                 " entries, more than the 2^31-1 that 32-bit indices allow");
-  return csr_from_triplets(static_cast<int32_t>(h.rows), static_cast<int32_t>(h.cols),
-                           std::move(entries));
+  csr_matrix m = csr_from_triplets(static_cast<int32_t>(h.rows), static_cast<int32_t>(h.cols),
+                                   std::move(entries));
+  if (h.field == mtx_field::pattern) fill_pattern_values(m);  // the one rule, after merging
+  return m;
 }
 
 csr_matrix read_matrix_market(const std::string& path, const mtx_read_options& options) {

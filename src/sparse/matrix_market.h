@@ -7,7 +7,9 @@
 // lines may appear anywhere after the banner, CRLF line endings and trailing blanks are fine.
 // Symmetric files are mirrored as given (an off-diagonal entry (i, j) also yields (j, i); a file
 // holding both triangles therefore has them summed); skew-symmetric mirrors with the value
-// negated and refuses diagonal entries; pattern values are 1.0. Values are parsed straight to
+// negated and refuses diagonal entries; a pattern file's nonzeros (duplicates counted once) get
+// the values of sparse/pattern_values.h, not 1.0, so a kernel that ignores values cannot pass.
+// Values are parsed straight to
 // float (correctly rounded); values too small for float become 0, too large
 // ones Inf (refused unless allow_nonfinite).
 // gzip is recognised by its magic bytes, not by the name; the whole (decompressed) file is read

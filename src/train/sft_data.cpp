@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "sparse/error.h"
+#include "sparse/pattern_values.h"
 #include "train/jsonl_file.h"
 
 namespace sparserl::train {
@@ -183,17 +184,6 @@ sft_sample sft_pattern_of(const csr_matrix& matrix) {
   return s;
 }
 
-float pattern_value(int32_t row, int32_t col) {
-  uint64_t z =
-      (static_cast<uint64_t>(static_cast<uint32_t>(row)) << 32) | static_cast<uint32_t>(col);
-  z += 0x9e3779b97f4a7c15ull;  // splitmix64
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  z ^= z >> 31;
-  const float magnitude = 0.5f + static_cast<float>(z >> 40) * 0x1.0p-25f;  // [0.5, 1)
-  return (z & 1) ? -magnitude : magnitude;
-}
-
 csr_matrix to_matrix(const sft_sample& sample) {
   if (sample.rows.size() != sample.cols.size())
     throw error("sft sample '" + sample.name + "': rows and cols differ in length");
@@ -203,8 +193,10 @@ csr_matrix to_matrix(const sft_sample& sample) {
   positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
   std::vector<triplet> entries;
   entries.reserve(positions.size());
-  for (const auto& [r, c] : positions) entries.push_back({r, c, pattern_value(r, c)});
-  return csr_from_triplets(sample.n_rows, sample.n_cols, std::move(entries));
+  for (const auto& [r, c] : positions) entries.push_back({r, c, 0.0f});
+  csr_matrix m = csr_from_triplets(sample.n_rows, sample.n_cols, std::move(entries));
+  fill_pattern_values(m);
+  return m;
 }
 
 }  // namespace sparserl::train

@@ -57,12 +57,8 @@ void write_sft_jsonl(const std::string& path, const std::vector<sft_sample>& sam
 // The sample's pattern from a matrix: rows/cols in CSR order, the shape; nothing else is set.
 sft_sample sft_pattern_of(const csr_matrix& matrix);
 
-// The sample's matrix for the evaluation harness, which needs values: each nonzero (r, c) gets
-// the value hash(r, c) mapped to +-[0.5, 1), so the same pattern always gives the same matrix
-// (whatever the order of its entries), no value is near zero and values differ from entry to
-// entry (with all ones, a kernel reading the wrong value would still pass). Positions listed twice
-// count once.
+// The sample's matrix for the evaluation harness, which needs values: the pattern's values by the
+// one rule for pattern matrices (sparse/pattern_values.h). Positions listed twice count once.
 csr_matrix to_matrix(const sft_sample& sample);
-float pattern_value(int32_t row, int32_t col);
 
 }  // namespace sparserl::train

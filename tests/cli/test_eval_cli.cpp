@@ -79,6 +79,7 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
     EXPECT_GT(m["nnz"].get<int64_t>(), 0);
     EXPECT_EQ(m["correct"].get<int>(), m["candidates"].get<int>());  // every template is right
     EXPECT_TRUE(m["cusparse_ms"].is_null());  // no GPU: nothing is timed, nothing invented
+    EXPECT_EQ(m["cusparse_algorithm"], "");   // nor a winning cuSPARSE algorithm named
     // Every candidate is listed with its verdict; without a GPU none has a time.
     ASSERT_EQ(m["ranked"].size(), m["candidates"].get<size_t>());
     for (const auto& c : m["ranked"]) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -77,6 +78,17 @@ TEST(compiler, allowed_headers_are_found) {
       "#include <cuda_fp16.h>\n"
       "extern \"C\" __global__ void k(float* y) { y[0] = __half2float(__float2half(y[0])); }\n");
   EXPECT_TRUE(r.ok) << r.error << "\n" << r.log;
+}
+
+TEST(compiler, a_forbidden_system_call_in_the_compiler_is_named) {
+  // The NVRTC child's test hook makes a call its seccomp allow-list forbids, as an exploited
+  // compiler would; the child dies of SIGSYS and the compile fails naming the call.
+  ::setenv("SPARSERL_NVRTC_CHILD_TEST_FORBIDDEN_CALL", "1", 1);
+  const compile_result r = compile_device_source(csr_kernel);
+  ::unsetenv("SPARSERL_NVRTC_CHILD_TEST_FORBIDDEN_CALL");
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.error, "sandbox: forbidden system call getppid") << r.log;
+  EXPECT_TRUE(compile_device_source(csr_kernel).ok);  // and without the hook all is well
 }
 
 TEST(compiler, syntax_error_reports_the_line) {

@@ -416,8 +416,27 @@ TEST_F(cpu_runner_test, file_access_from_device_code_is_killed) {
   auto p = prepare(a_, sparse_op::spmv, format_kind::csr, {rows_launch(32, 32)}, src, 1, 1);
   const run_result res = run(*p);
   EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.failure.rfind("killed by the sandbox", 0), 0u) << res.failure;
+  EXPECT_EQ(res.failure.rfind("sandbox: forbidden system call ", 0), 0u) << res.failure;
   EXPECT_FALSE(fs::exists(file));
+}
+
+TEST_F(cpu_runner_test, a_raw_system_call_is_killed_and_named) {
+  // Inline assembly (the source screen would refuse it; the runner alone does not screen): the
+  // seccomp allow-list stops getpid (39 on x86-64) and the verdict names it.
+  // (The emulator child is built without sanitizers, sparserl_sanitizer_exempt, so the filter is
+  // on in the sanitizer build too.)
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "the raw system call is written for x86-64";
+#endif
+  const std::string src = csr_sig() + R"( {
+  long ret;
+  asm volatile("syscall" : "=a"(ret) : "a"(39L) : "rcx", "r11", "memory");
+  y[0] = static_cast<float>(ret);
+})";
+  auto p = prepare(a_, sparse_op::spmv, format_kind::csr, {rows_launch(32, 32)}, src, 1, 1);
+  const run_result res = run(*p);
+  EXPECT_FALSE(res.ok);
+  EXPECT_EQ(res.failure, "sandbox: forbidden system call getpid") << res.failure << res.log;
 }
 
 TEST_F(cpu_runner_test, code_at_load_time_is_rejected_before_it_runs) {
@@ -441,7 +460,7 @@ TEST_F(cpu_runner_test, fork_bomb_is_killed) {
   auto p = prepare(a_, sparse_op::spmv, format_kind::csr, {rows_launch(32, 32)}, src, 1, 1);
   const run_result res = run(*p);
   EXPECT_FALSE(res.ok);
-  EXPECT_EQ(res.failure.rfind("killed by the sandbox", 0), 0u) << res.failure;
+  EXPECT_EQ(res.failure.rfind("sandbox: forbidden system call ", 0), 0u) << res.failure;
   EXPECT_FALSE(fs::exists(file));  // no child of a fork ever ran
 }
 

@@ -2,6 +2,7 @@
 // verification must catch (unwritten rows, modified input, output replayed from an earlier run).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "eval/cpu_runner.h"
@@ -146,6 +147,31 @@ extern "C" __global__ void spmm_csr(int rows, int cols, int k, int nnz, const in
   EXPECT_TRUE(v.ran) << v.failure;
   EXPECT_FALSE(v.correct);
   EXPECT_NE(v.failure.find("][4]"), std::string::npos) << v.failure;
+}
+
+TEST_F(evaluator_test, an_id_reused_for_another_matrix_gets_that_matrixs_own_reference) {
+  // A: the pattern with all values 1; B: the same pattern with other values, under the same id
+  // on the same evaluator. A program that ignores the values is right for A only; were the
+  // caches keyed by the id, B would be checked against A's cached reference and pass.
+  csr_matrix a = matrix_, b = matrix_;
+  std::fill(a.values.begin(), a.values.end(), 1.0f);
+  const std::string ignores_values = csr_program(R"(
+  int row = blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float s = 0.0f;
+  for (int i = row_ptr[row]; i < row_ptr[row + 1]; ++i) s += x[col_idx[i]];
+  y[row] = s;)");
+  evaluator e(runner_);
+  const verdict on_a = e.evaluate({sparse_op::spmv, &a, 1, "reused-id"}, ignores_values);
+  EXPECT_TRUE(on_a.correct) << on_a.failure;
+  const verdict on_b = e.evaluate({sparse_op::spmv, &b, 1, "reused-id"}, ignores_values);
+  EXPECT_TRUE(on_b.ran) << on_b.failure;
+  EXPECT_FALSE(on_b.correct);
+  EXPECT_NE(on_b.failure.find("wrong result"), std::string::npos) << on_b.failure;
+  // And a correct program is judged right on B, against B's reference.
+  const verdict right_on_b = e.evaluate({sparse_op::spmv, &b, 1, "reused-id"},
+                                        csr_program(std::string(row_sum) + "y[row] = s;"));
+  EXPECT_TRUE(right_on_b.correct) << right_on_b.failure;
 }
 
 }  // namespace

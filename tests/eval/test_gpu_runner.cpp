@@ -85,13 +85,20 @@ int fake_worker(const std::string& mode) {
     }
     if (kind == gpu_protocol::message::baseline) {
       const gpu_protocol::baseline_request q = gpu_protocol::decode_baseline(r);
+      // ALG1 right; ALG2 faster but wrong (the runner must drop it); ALG3 refused.
       cusparse_algorithm a;
-      a.name = "fake CSR";
+      a.name = "fake CSR_ALG1";
       a.ok = true;
       a.output.resize(q.matrix.rows);
       spmv_reference(q.matrix, q.input.data(), a.output.data());
       a.timing = summarize_times({0.5, 0.25, 1.0}, q.timing, false);
-      wire::write_message(out, gpu_protocol::encode_baseline_reply({}, {a}));
+      cusparse_algorithm wrong = a;
+      wrong.name = "fake CSR_ALG2";
+      for (float& v : wrong.output) v = -v - 1;
+      wrong.timing = summarize_times({0.1}, q.timing, false);
+      const cusparse_algorithm refused{
+          "fake CSR_ALG3", false, "CUSPARSE_STATUS_NOT_SUPPORTED", {}, {}};
+      wire::write_message(out, gpu_protocol::encode_baseline_reply({}, {a, wrong, refused}));
       continue;
     }
     if (kind == gpu_protocol::message::copy_bandwidth) {
@@ -507,15 +514,23 @@ TEST(GpuRunnerPool, BaselineAndBandwidthThroughTheProtocol) {
   const csr_matrix a = random_matrix(80, 60, 4, 9);
   const cusparse_timings all = runner.baseline_all({sparse_op::spmv, &a, 1, "a"});
   ASSERT_TRUE(all.ok) << all.failure;
-  ASSERT_EQ(all.algorithms.size(), 1u);
+  ASSERT_EQ(all.algorithms.size(), 3u);
   ASSERT_EQ(all.input.size(), 60u);
   std::vector<float> expect(80);
   spmv_reference(a, all.input.data(), expect.data());
   EXPECT_EQ(all.algorithms[0].output, expect);
+  // The faster ALG2 is wrong against the CPU reference, so it is marked failed and never wins.
+  EXPECT_FALSE(all.algorithms[1].ok);
+  EXPECT_TRUE(contains(all.algorithms[1].failure, "wrong result against the CPU reference"))
+      << all.algorithms[1].failure;
   const std::optional<baseline_result> best = runner.baseline({sparse_op::spmv, &a, 1, "a"});
   ASSERT_TRUE(best && best->ok);
-  EXPECT_EQ(best->name, "fake CSR");
+  EXPECT_EQ(best->name, "fake CSR_ALG1");
+  EXPECT_EQ(best->algorithm, "CSR_ALG1");
   EXPECT_DOUBLE_EQ(best->ms, 0.5);
+  EXPECT_TRUE(contains(best->skipped, "fake CSR_ALG2: wrong result")) << best->skipped;
+  EXPECT_TRUE(contains(best->skipped, "fake CSR_ALG3: CUSPARSE_STATUS_NOT_SUPPORTED"))
+      << best->skipped;
   const bandwidth_result bw = runner.copy_bandwidth(int64_t{1} << 20);
   ASSERT_TRUE(bw.ok) << bw.failure;
   EXPECT_DOUBLE_EQ(bw.gbps, 2.0 * (1 << 20) / 2e6);  // read + write over the 2 ms median
@@ -751,9 +766,11 @@ TEST(GpuRunnerDevice, CusparseBaselinesReturnTimesAndCorrectOutputs) {
   REQUIRE_GPU();
   gpu_runner runner(gpu_options());
   const csr_matrix a = random_matrix(30000, 20000, 8, 5);
-  for (const int32_t k : {1, 8}) {
+  for (const int32_t k : {1, 8, 64}) {
     const sparse_op op = k == 1 ? sparse_op::spmv : sparse_op::spmm;
     const cusparse_timings all = runner.baseline_all({op, &a, k, "a"});
+    // SpMV tries CSR_ALG1 and CSR_ALG2; SpMM CSR_ALG1, CSR_ALG2 and CSR_ALG3.
+    EXPECT_EQ(all.algorithms.size(), op == sparse_op::spmv ? 2u : 3u);
     ASSERT_TRUE(all.ok) << all.failure << all.log;
     const reference_output ref = compute_reference(op, a, all.input, k);
     int ran = 0;
@@ -768,10 +785,13 @@ TEST(GpuRunnerDevice, CusparseBaselinesReturnTimesAndCorrectOutputs) {
       EXPECT_TRUE(check_output(ref, alg.output).ok) << alg.name;
     }
     EXPECT_GE(ran, 1);
+    const std::optional<baseline_result> best = runner.baseline({op, &a, k, "a"});
+    ASSERT_TRUE(best && best->ok) << (best ? best->failure : "");
+    EXPECT_GT(best->ms, 0);
+    EXPECT_EQ(best->algorithm.rfind("CSR_ALG", 0), 0u) << best->algorithm;
+    std::printf("k=%d: baseline %s %.4f ms; skipped: %s\n", k, best->name.c_str(), best->ms,
+                best->skipped.empty() ? "none" : best->skipped.c_str());
   }
-  const std::optional<baseline_result> best = runner.baseline({sparse_op::spmv, &a, 1, "a"});
-  ASSERT_TRUE(best && best->ok) << (best ? best->failure : "");
-  EXPECT_GT(best->ms, 0);
 }
 
 TEST(GpuRunnerDevice, CopyBandwidth) {

@@ -4,6 +4,7 @@
 
 #include "serve/evaluate_request.h"
 #include "sparse/error.h"
+#include "sparse/pattern_values.h"
 
 namespace sparserl {
 namespace {
@@ -51,14 +52,16 @@ TEST(evaluate_request, spmm_k_defaults_to_64_and_is_bounded) {
   EXPECT_THAT(message_for(body), HasSubstr("k: 9000 is outside"));
 }
 
-TEST(evaluate_request, a_pattern_matrix_gets_ones_and_duplicates_add_up) {
+TEST(evaluate_request, a_pattern_matrix_gets_the_pattern_rule_and_valued_duplicates_add_up) {
   inline_matrix m;
   m.rows = 2;
   m.cols = 2;
   m.row_idx = {1, 0, 1};
   m.col_idx = {1, 0, 1};
   const csr_matrix pattern = build_csr(m);
-  EXPECT_EQ(pattern.values, (std::vector<float>{1.0f, 2.0f}));  // (1,1) given twice
+  // The rule training and pattern .mtx files use (not all ones); (1,1) given twice counts once.
+  EXPECT_EQ(pattern.values, (std::vector<float>{pattern_value(0, 0), pattern_value(1, 1)}));
+  EXPECT_NE(pattern.values[0], pattern.values[1]);
   m.values = std::vector<float>{0.5f, -3.0f, 0.25f};
   const csr_matrix valued = build_csr(m);
   EXPECT_EQ(valued.values, (std::vector<float>{-3.0f, 0.75f}));

@@ -237,7 +237,8 @@ TEST_F(reward_server_test, every_reward_tier_in_one_request) {
 
 TEST_F(reward_server_test, pattern_matrices_and_spmm) {
   live_server s(eval_, options());
-  // No values: every entry 1.0. Any k; the program only has to be right for that matrix.
+  // No values: the pattern rule (sparse/pattern_values.h). Any k; the program only has to be
+  // right for that matrix.
   json body = {{"matrix", inline_json(test_matrix(), false)},
                {"op", "spmm"},
                {"k", 4},

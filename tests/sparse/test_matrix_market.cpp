@@ -11,12 +11,14 @@
 #include <limits>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "sparse/error.h"
 #include "sparse/matrix_market.h"
+#include "sparse/pattern_values.h"
 
 namespace sparserl {
 namespace {
@@ -278,20 +280,30 @@ TEST_F(matrix_market_test, expands_skew_symmetric_with_negated_mirror) {
             (dense_map{{{1, 0}, 3.0f}, {{0, 1}, -3.0f}, {{2, 0}, -0.5f}, {{0, 2}, 0.5f}}));
 }
 
-TEST_F(matrix_market_test, pattern_entries_are_one) {
-  const csr_matrix general = read_text(
+TEST_F(matrix_market_test, pattern_entries_get_the_pattern_value_rule) {
+  const std::string text =
       "%%MatrixMarket matrix coordinate pattern general\n"
-      "2 3 3\n"
+      "2 3 4\n"
       "1 3\n"
       "2 1\n"
-      "2 2\n");
-  EXPECT_EQ(to_map(general), (dense_map{{{0, 2}, 1.0f}, {{1, 0}, 1.0f}, {{1, 1}, 1.0f}}));
+      "2 2\n"
+      "1 3\n";  // listed twice: counts once
+  const csr_matrix general = read_text(text);
+  EXPECT_EQ(to_map(general), (dense_map{{{0, 2}, pattern_value(0, 2)},
+                                        {{1, 0}, pattern_value(1, 0)},
+                                        {{1, 1}, pattern_value(1, 1)}}));
+  EXPECT_EQ(general.values, read_text(text).values);  // read twice, the same matrix
+  std::set<float> distinct(general.values.begin(), general.values.end());
+  EXPECT_EQ(distinct.size(), 3u);  // not all one value (as all-ones would be)
+  for (float v : general.values) EXPECT_NE(v, 1.0f);
   const csr_matrix symmetric = read_text(
       "%%MatrixMarket matrix coordinate pattern symmetric\n"
       "2 2 2\n"
       "2 1\n"
       "2 2\n");
-  EXPECT_EQ(to_map(symmetric), (dense_map{{{1, 0}, 1.0f}, {{0, 1}, 1.0f}, {{1, 1}, 1.0f}}));
+  EXPECT_EQ(to_map(symmetric), (dense_map{{{1, 0}, pattern_value(1, 0)},
+                                          {{0, 1}, pattern_value(0, 1)},
+                                          {{1, 1}, pattern_value(1, 1)}}));
 }
 
 TEST_F(matrix_market_test, integer_values_convert_to_float) {

@@ -8,6 +8,8 @@
 #include "scratch_dir.h"
 #include "sparse/error.h"
 #include "sparse/generators.h"
+#include "sparse/matrix_market.h"
+#include "sparse/pattern_values.h"
 #include "train/sft_data.h"
 
 namespace sparserl::train {
@@ -189,6 +191,16 @@ TEST(sft_data, to_matrix_is_deterministic_order_free_and_never_near_zero) {
   EXPECT_GT(negative, a.nnz() / 4);
   EXPECT_LT(negative, 3 * a.nnz() / 4);
   EXPECT_NE(pattern_value(0, 1), pattern_value(1, 0));
+  // One rule everywhere: the same pattern read as a Matrix Market pattern file (as the reward
+  // service's pattern requests are filled) gets exactly the values training gives it.
+  std::string mtx = "%%MatrixMarket matrix coordinate pattern general\n" +
+                    std::to_string(s.n_rows) + " " + std::to_string(s.n_cols) + " " +
+                    std::to_string(s.rows.size()) + "\n";
+  for (size_t i = 0; i < s.rows.size(); ++i)
+    mtx += std::to_string(s.rows[i] + 1) + " " + std::to_string(s.cols[i] + 1) + "\n";
+  const csr_matrix from_file = parse_matrix_market(mtx.data(), mtx.size(), "pattern.mtx");
+  EXPECT_EQ(from_file.col_idx, a.col_idx);
+  EXPECT_EQ(from_file.values, a.values);
 }
 
 }  // namespace

@@ -10,7 +10,7 @@
 
 namespace sparserl::emu {
 
-reporter child_reporter;
+reporter& child_reporter = *new reporter;  // never destroyed (see the header)
 
 namespace {
 

@@ -32,7 +32,9 @@ class reporter {
   bool failed_ = false;
 };
 
-extern reporter child_reporter;
+// Never destroyed: device code that calls exit() runs the static destructors before its
+// exit_group is trapped, and the SIGSYS handler still sends its failure through this.
+extern reporter& child_reporter;
 
 // Ends the process with the exit(2) system call, the one exit seccomp strict mode permits
 // (glibc's _exit uses exit_group).

@@ -1,12 +1,23 @@
 // sparserl-nvrtc-child MEMORY_BYTES CPU_SECONDS FLAG...: compiles the CUDA source on stdin with
 // NVRTC under its own limits and writes its reply (eval/nvrtc_reply.h) to fd 3. Started only by
 // eval/compiler.cpp, with fd 2 a capture file (LLVM reports "out of memory" there).
+//
+// NVRTC is trusted code on untrusted source; in case the source exploits it, the compile runs
+// under a seccomp allow-list (eval/syscall_filter.h) installed once the source is read, the limits
+// set and the libraries NVRTC loads lazily are loaded: reading files (headers) and memory, yes;
+// writing files, starting processes or threads, the network, signals to others: no. A forbidden
+// call ends the child with SIGSYS and "sandbox: forbidden system call <name>" on stderr.
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <nvrtc.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -16,6 +27,7 @@
 #include <vector>
 
 #include "eval/nvrtc_reply.h"
+#include "eval/syscall_filter.h"
 #include "eval/wire.h"
 
 namespace {
@@ -87,6 +99,47 @@ void set_limits(int64_t memory_bytes, int64_t cpu_seconds) {
   ::setrlimit(RLIMIT_CPU, &cpu);
 }
 
+// NVRTC dlopens its builtins and (where present) the driver during the first compile; loading
+// them here, before the filter, keeps their initialisers' system calls out of the allow-list and
+// leaves NVRTC's own dlopen a lookup of an already loaded object.
+void preload_libraries() {
+  for (const char* name : {"libnvrtc-builtins.so." SPARSERL_CUDA_MAJOR_MINOR, "libcuda.so.1"})
+    ::dlopen(name, RTLD_NOW | RTLD_GLOBAL);  // absent (no driver on a CPU machine) is fine
+}
+
+void enter_sandbox() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  // Sanitizer runtimes need calls the list leaves out (symbolizer processes, /proc writes).
+  // (scripts/sanitize.sh builds this child without sanitizers, so there the filter is on.)
+#else
+  constexpr uint64_t write_flags = O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND;
+  // clang-format off
+  const std::vector<sparserl::allowed_call> allowed = {
+      // files, read-only: headers, NVRTC's own libraries
+      {"openat", 2, write_flags, 0}, {"open", 1, write_flags, 0}, "read", "pread64", "readv",
+      "lseek", "close", "fstat", "newfstatat", "stat", "lstat", "statx", "access", "faccessat",
+      "faccessat2", "readlink", "readlinkat", "getcwd", "getdents64", "fcntl",
+      {"ioctl", 1, 0xffffffff, TCGETS},  // isatty
+      // the reply (fd 3) and the log (fd 2)
+      "write", "writev",
+      // memory
+      "brk", "mmap", "munmap", "mremap", "mprotect", "madvise",
+      // this process's own state, time, exit
+      "futex", "gettid", "getpid", "rt_sigaction", "rt_sigprocmask", "sigaltstack",
+      "clock_gettime", "clock_getres", "gettimeofday", "time", "nanosleep", "clock_nanosleep",
+      "sched_yield", "sched_getaffinity", "sched_get_priority_min", "sched_get_priority_max",
+      "getrandom", "sysinfo", "uname", "prlimit64", "getrlimit", "getrusage", "exit",
+      "exit_group",
+      // abort() (LLVM on a failed allocation) signals this process only
+      {"tgkill", 0, 0xffffffff, static_cast<uint64_t>(::getpid())}};
+  // clang-format on
+  const std::string failure = sparserl::install_syscall_filter(allowed);
+  if (!failure.empty())
+    std::fprintf(stderr, "seccomp filter not installed (%s): compiling without it\n",
+                 failure.c_str());
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -94,6 +147,11 @@ int main(int argc, char** argv) {
   const std::string source(std::istreambuf_iterator<char>(std::cin), {});
   const std::vector<std::string> flags(argv + 3, argv + argc);
   set_limits(std::strtoll(argv[1], nullptr, 10), std::strtoll(argv[2], nullptr, 10));
+  preload_libraries();
+  enter_sandbox();
+  // Test hook (tests/eval/test_compiler.cpp): a call the filter forbids, as an exploited compiler
+  // would make, to check that it ends the child and the compiler names it. getenv makes no call.
+  if (std::getenv("SPARSERL_NVRTC_CHILD_TEST_FORBIDDEN_CALL")) ::syscall(SYS_getppid);
   child_reply reply;
   try {
     reply = run_nvrtc(source, flags);

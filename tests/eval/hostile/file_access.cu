@@ -1,7 +1,7 @@
 // what: writes a file on the host, then computes y
 // expect: rejected #include of 'cstdio' is not allowed
 // (the screen stops the include before it sees the call; sandbox-cpu shows the call's fate)
-// sandbox-cpu: runtime killed by the sandbox
+// sandbox-cpu: runtime sandbox: forbidden system call
 // sandbox-gpu: compile
 FORMAT: CSR
 LAUNCH: block=128 rows_per_block=128

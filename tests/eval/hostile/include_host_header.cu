@@ -1,6 +1,6 @@
 // what: includes a host header and calls getpid
 // expect: rejected 'unistd.h' is not allowed
-// sandbox-cpu: runtime killed by the sandbox
+// sandbox-cpu: runtime sandbox: forbidden system call getpid
 // sandbox-gpu: compile
 FORMAT: CSR
 LAUNCH: block=128 rows_per_block=128

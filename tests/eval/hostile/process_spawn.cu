@@ -1,7 +1,7 @@
 // what: forks and execs a shell in the child
 // expect: rejected #include of 'unistd.h' is not allowed
 // (the screen stops the include before it sees the call; sandbox-cpu shows the call's fate)
-// sandbox-cpu: runtime killed by the sandbox
+// sandbox-cpu: runtime sandbox: forbidden system call
 // sandbox-gpu: compile
 FORMAT: CSR
 LAUNCH: block=128 rows_per_block=128

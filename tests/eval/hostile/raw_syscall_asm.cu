@@ -1,6 +1,6 @@
 // what: makes a raw system call (open of a host file) through inline assembly
 // expect: rejected inline assembly
-// sandbox-cpu: runtime killed by the sandbox
+// sandbox-cpu: runtime sandbox: forbidden system call open
 // sandbox-gpu: compile
 FORMAT: CSR
 LAUNCH: block=128 rows_per_block=128

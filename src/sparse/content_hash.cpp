@@ -1,4 +1,4 @@
-#include "serve/content_hash.h"
+#include "sparse/content_hash.h"
 
 #include <openssl/evp.h>
 
@@ -30,6 +30,13 @@ std::string sha256_hex(const std::vector<std::string_view>& parts) {
     out += hex[digest[i] & 15];
   }
   return out;
+}
+
+std::string csr_content_id(const csr_matrix& csr) {
+  const int32_t shape[2] = {csr.rows, csr.cols};
+  return "sha256:" +
+         sha256_hex({std::string_view(reinterpret_cast<const char*>(shape), sizeof shape),
+                     bytes_of(csr.row_ptr), bytes_of(csr.col_idx), bytes_of(csr.values)});
 }
 
 }  // namespace sparserl

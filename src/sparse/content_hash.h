@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sparse/csr_matrix.h"
+
 namespace sparserl {
 
 // Lower-case hex digest of the concatenation of `parts`, each prefixed by its length (so
@@ -16,5 +18,9 @@ template <typename T>
 std::string_view bytes_of(const std::vector<T>& v) {
   return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
 }
+
+// "sha256:<hex>" of a CSR matrix's shape, row_ptr, col_idx and values: what caches of references,
+// uploads and baselines are keyed by, so a reused name can never reach another matrix's entry.
+std::string csr_content_id(const csr_matrix& csr);
 
 }  // namespace sparserl
