@@ -49,7 +49,8 @@ void on_sigsys(int, siginfo_t* info, void*) {
 }  // namespace
 
 std::string install_syscall_filter(const std::vector<allowed_call>& allowed,
-                                   forbidden_call_reporter report) {
+                                   forbidden_call_reporter report, unlisted_call unlisted,
+                                   const std::vector<std::string>& always_end) {
   make_verdicts();
   reporter = report;
   struct sigaction sa {};
@@ -58,8 +59,9 @@ std::string install_syscall_filter(const std::vector<allowed_call>& allowed,
   sigemptyset(&sa.sa_mask);
   if (::sigaction(SIGSYS, &sa, nullptr) != 0)
     return std::string("sigaction(SIGSYS): ") + std::strerror(errno);
-  std::unique_ptr<void, decltype(&seccomp_release)> ctx(seccomp_init(SCMP_ACT_TRAP),
-                                                        seccomp_release);
+  std::unique_ptr<void, decltype(&seccomp_release)> ctx(
+      seccomp_init(unlisted == unlisted_call::fail ? SCMP_ACT_ERRNO(EPERM) : SCMP_ACT_TRAP),
+      seccomp_release);
   if (!ctx) return "seccomp_init failed";
   std::vector<allowed_call> calls = allowed;
   calls.emplace_back("rt_sigreturn");
@@ -71,6 +73,12 @@ std::string install_syscall_filter(const std::vector<allowed_call>& allowed,
                                                 SCMP_CMP(static_cast<unsigned>(c.arg),
                                                          SCMP_CMP_MASKED_EQ, c.mask, c.value));
     if (rc < 0) return "seccomp_rule_add(" + c.name + "): " + std::strerror(-rc);
+  }
+  for (const std::string& name : always_end) {
+    const int nr = seccomp_syscall_resolve_name(name.c_str());
+    if (nr == __NR_SCMP_ERROR) return "unknown system call '" + name + "'";
+    const int rc = seccomp_rule_add(ctx.get(), SCMP_ACT_TRAP, nr, 0);
+    if (rc < 0) return "seccomp_rule_add(" + name + "): " + std::strerror(-rc);
   }
   const int rc = seccomp_load(ctx.get());
   if (rc < 0) return std::string("seccomp_load: ") + std::strerror(-rc);

@@ -27,12 +27,21 @@ struct allowed_call {
   uint64_t mask = 0, value = 0;
 };
 
+// What a call outside the allow-list does. Either way it never runs. `end_process` (the emulator's
+// child, which runs untrusted device code): SIGSYS names it and the process ends. `fail` (the
+// NVRTC child, which runs only NVRTC on untrusted text): it returns EPERM, so an optional call of a
+// library (the CUDA driver's eventfd2 and threads where a driver is installed) fails as on a
+// machine without it, and the compile goes on; the calls in `always_end` still end the process.
+enum class unlisted_call { end_process, fail };
+
 // Allows exactly `allowed`, plus rt_sigreturn (to leave a signal handler). Returns "" on success,
 // else why the filter is not installed (the kernel lacks seccomp, an unknown name, ...): the
 // caller decides whether that is fatal. Sets no_new_privs. Covers the calling thread only (the
 // children are single-threaded when they install it).
 std::string install_syscall_filter(const std::vector<allowed_call>& allowed,
-                                   forbidden_call_reporter report = nullptr);
+                                   forbidden_call_reporter report = nullptr,
+                                   unlisted_call unlisted = unlisted_call::end_process,
+                                   const std::vector<std::string>& always_end = {});
 
 // Every verdict starts with this: a parent finds the child's verdict in its stderr by it.
 inline constexpr const char* forbidden_call_prefix = "sandbox: forbidden system call ";

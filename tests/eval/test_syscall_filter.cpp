@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <functional>
 #include <string>
@@ -95,6 +96,21 @@ TEST(syscall_filter, openat_read_only_passes_and_for_writing_is_forbidden) {
   });
   ASSERT_TRUE(WIFSIGNALED(writing.status)) << writing.err;
   EXPECT_EQ(writing.err, "sandbox: forbidden system call openat\n");
+}
+
+TEST(syscall_filter, in_fail_mode_unlisted_calls_return_eperm_and_always_end_calls_end) {
+  const child_end e = in_child([] {
+    if (!install_syscall_filter(minimal, nullptr, unlisted_call::fail, {"socket"}).empty())
+      ::syscall(SYS_exit_group, 7);
+    const long r = ::syscall(SYS_eventfd2, 0, 0);  // unlisted: fails, never runs
+    if (r != -1 || errno != EPERM) ::syscall(SYS_exit_group, 9);
+    ::syscall(SYS_write, 2, "refused;", 8);
+    ::syscall(SYS_socket, 2, 1, 0);  // always_end
+    ::syscall(SYS_write, 2, "survived", 8);
+  });
+  ASSERT_TRUE(WIFSIGNALED(e.status)) << "exit status " << WEXITSTATUS(e.status) << ": " << e.err;
+  EXPECT_EQ(WTERMSIG(e.status), SIGSYS);
+  EXPECT_EQ(e.err, "refused;sandbox: forbidden system call socket\n");
 }
 
 TEST(syscall_filter, verdicts_name_calls_and_unknown_names_are_refused) {
