@@ -4,6 +4,8 @@
 #include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/cuthill_mckee_ordering.hpp>
 #include <boost/property_map/property_map.hpp>
+#include <boost/range/iterator_range.hpp>
+#include <deque>
 #include <numeric>
 #include <utility>
 
@@ -30,10 +32,46 @@ std::vector<int32_t> reverse_cuthill_mckee_order(const csr_matrix& pattern) {
   const graph g(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
                 static_cast<uint32_t>(pattern.rows));
   std::vector<std::pair<uint32_t, uint32_t>>().swap(edges);
+  // Boost's own start search re-whitens every vertex for each component (O(n x components):
+  // minutes on a road graph with its many small islands), so find one start per component here,
+  // George-Liu's pseudo-peripheral vertex by BFS sweeps confined to the component.
+  std::vector<int32_t> level(static_cast<size_t>(pattern.rows), -1);
+  std::vector<uint32_t> visited;
+  auto sweep = [&](uint32_t root) {  // BFS levels from root; returns the eccentricity
+    for (uint32_t v : visited) level[v] = -1;
+    visited.assign(1, root);
+    level[root] = 0;
+    for (size_t head = 0; head < visited.size(); ++head) {
+      const uint32_t v = visited[head];
+      for (auto e : boost::make_iterator_range(out_edges(v, g))) {
+        const uint32_t w = static_cast<uint32_t>(target(e, g));
+        if (level[w] < 0) level[w] = level[v] + 1, visited.push_back(w);
+      }
+    }
+    return level[visited.back()];
+  };
+  std::vector<char> seen(static_cast<size_t>(pattern.rows), 0);
+  std::deque<uint32_t> starts;
+  for (uint32_t v = 0; v < static_cast<uint32_t>(pattern.rows); ++v) {
+    if (seen[v]) continue;
+    uint32_t root = v;
+    int32_t eccentricity = sweep(root);
+    for (uint32_t w : visited) seen[w] = 1;
+    for (int round = 0; round < 8; ++round) {  // a few sweeps find a near-peripheral vertex
+      uint32_t candidate = visited.back();     // lowest degree on the last level
+      for (auto it = visited.rbegin(); it != visited.rend() && level[*it] == eccentricity; ++it)
+        if (out_degree(*it, g) < out_degree(candidate, g)) candidate = *it;
+      const int32_t farther = sweep(candidate);
+      if (farther <= eccentricity) break;
+      root = candidate, eccentricity = farther;
+    }
+    starts.push_back(root);
+  }
+  for (uint32_t v : visited) level[v] = -1;
   std::vector<boost::default_color_type> colors(static_cast<size_t>(pattern.rows));
   const auto index = get(boost::vertex_index, g);
   std::vector<uint32_t> order(static_cast<size_t>(pattern.rows));
-  boost::cuthill_mckee_ordering(g, order.rbegin(),
+  boost::cuthill_mckee_ordering(g, starts, order.rbegin(),
                                 boost::make_iterator_property_map(colors.begin(), index),
                                 boost::make_out_degree_map(g));
   return std::vector<int32_t>(order.begin(), order.end());
