@@ -223,9 +223,8 @@ layout dia_layout(const convert_options&, const csr_matrix& a) {
 }
 
 layout hyb_layout(const convert_options& o, const csr_matrix& a) {
-  // Default width: the mean row length rounded up, so most rows fit the ELL part.
-  const int32_t width =
-      o.width >= 0 ? o.width : static_cast<int32_t>(a.rows ? (a.nnz() + a.rows - 1) / a.rows : 0);
+  // Default width: the one the kernel ABI picks for width 0, so the layout shown is the one run.
+  const int32_t width = o.width >= 0 ? o.width : automatic_hyb_width(a);
   const hyb_matrix m = to_hyb(a, width);
   const int64_t ell_elements = static_cast<int64_t>(m.ell.values.size());
   return {{{"width", m.ell.width}, {"ell_elements", ell_elements}, {"coo_entries", m.coo.nnz()}},
@@ -298,8 +297,9 @@ void add_convert(CLI::App& matrix) {
                      ->capture_default_str();
   o->r_opt = convert->add_option("--r", o->r, "BSR: block rows")->capture_default_str();
   o->c_opt = convert->add_option("--c", o->c, "BSR: block columns")->capture_default_str();
-  o->width_opt = convert->add_option("--width", o->width,
-                                     "HYB: ELL width (default: mean row length, rounded up)");
+  o->width_opt = convert->add_option(
+      "--width", o->width,
+      "HYB: ELL width (default: the ABI's automatic width, the ceil(rows/3)-th longest row)");
   convert->add_flag("--json", o->json, "Print one JSON object instead of a table");
   convert->callback([o] { run_convert(*o); });
 }

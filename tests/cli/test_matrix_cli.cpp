@@ -10,6 +10,7 @@
 
 #include "cli/cli_testing.h"
 #include "sparse/features.h"
+#include "sparse/formats.h"
 #include "sparse/generators.h"
 #include "sparse/matrix_market.h"
 
@@ -114,6 +115,8 @@ TEST_F(MatrixCli, ConvertReportsEachLayout) {
   EXPECT_EQ(hyb.at("ell_elements"), 3 * f.rows);
   EXPECT_EQ(hyb.at("ell_elements").get<int64_t>() + hyb.at("coo_entries").get<int64_t>(),
             hyb.at("stored_elements").get<int64_t>());
+  // Without --width: the width the kernel ABI uses (the ceil(rows/3)-th longest row).
+  EXPECT_EQ(convert("--format HYB").at("width"), automatic_hyb_width(read_matrix_market(file)));
   const run_result table = run("matrix convert " + file + " --format SELL");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
