@@ -139,6 +139,20 @@ TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
   expect_one_line_error("matrix info " + path("bad.mtx"), "bad.mtx");
 }
 
+TEST_F(MatrixCli, FamiliesListsEveryRegisteredFamilyAndGenMakesThem) {
+  const run_result list = run("matrix families");
+  ASSERT_EQ(list.code, 0) << list.err;
+  for (const std::string& family : generator_families()) EXPECT_THAT(list.out, HasSubstr(family));
+  const run_result gen =
+      run("matrix gen fem_mesh --rows 3000 --dims 3 --dof 3 --order rcm -o " + path("fem.mtx"));
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  const csr_matrix a = read_matrix_market(path("fem.mtx"));
+  EXPECT_EQ(a.rows % 3, 0);
+  EXPECT_GT(a.nnz(), 30 * int64_t{a.rows});  // 3 x ~15 neighbours a row
+  expect_one_line_error("matrix gen knn --rows 100 --order sideways -o " + path("x.mtx"),
+                        "sideways");
+}
+
 TEST_F(MatrixCli, HelpWorksOnEverySubcommand) {
   for (const char* args : {"--help", "matrix --help", "matrix info --help", "matrix gen --help",
                            "matrix convert --help"}) {
