@@ -8,7 +8,8 @@
 # SUSTAINED=1 adds bench/bench_eval_throughput: the same evaluation on a warm pool, 128 distinct
 # programs per worker count (start-up, baseline and inputs left out), sustained.json.
 # Empty THROUGHPUT_WORKERS or OPS skip those parts; BENCH_ARGS adds bench options (e.g.
-# "--only circuit,lp"); SUITE_LIMIT_S bounds each suite (what it had
+# "--only circuit,lp", or "--suite realistic" for the graph families of docs/matrix-families.md);
+# SUITE_LIMIT_S bounds each suite (what it had
 # measured by then stays in its bench.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."

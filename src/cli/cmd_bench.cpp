@@ -22,7 +22,8 @@ namespace sparserl::cli {
 namespace {
 
 struct bench_args {
-  std::string suite = "default", op = "spmv", device = "auto", out_dir = "bench-out";
+  std::string suite = "classic", op = "spmv", device = "auto", out_dir = "bench-out";
+  int32_t scale = 1;              // divides every suite matrix's rows (CPU smoke tests)
   std::vector<std::string> only;  // matrix names to run; empty = the whole suite
   int k = 64, workers = 1;
 };
@@ -42,14 +43,9 @@ suite_matrix entry(std::string name, std::string family, int32_t rows,
   return m;
 }
 
-// "default": every family at 10^6..3x10^7 nonzeros (working sets above the H200's 60 MB L2)
-// plus two small ones that fit in it; "tiny": the same families at toy sizes, for CPU checks.
-// SpMM uses an eighth of the rows: with k = 64 the dense B and C alone are 2 x 256 bytes a row,
-// so the working sets stay far above L2 while inputs and references stay affordable.
-std::vector<suite_matrix> suite(const std::string& name, sparse_op op) {
-  const bool tiny = name == "tiny";
-  if (!tiny && name != "default") throw error("--suite " + name + ": expected default or tiny");
-  const int32_t s = (tiny ? 1000 : 1) * (op == sparse_op::spmm ? 8 : 1);  // divides the sizes
+// "classic": every classic family at 10^6..3x10^7 nonzeros (working sets above the H200's 60 MB
+// L2) plus two small ones that fit in it; "tiny": the same at toy sizes, for CPU checks.
+std::vector<suite_matrix> classic_suite(int32_t s) {
   return {
       entry("stencil2d_5pt", "stencil2d", 4000000 / s),
       entry("stencil2d_9pt", "stencil2d", 2250000 / s, [](generator_spec& g) { g.points = 9; }),
@@ -66,6 +62,51 @@ std::vector<suite_matrix> suite(const std::string& name, sparse_op op) {
       entry("small_stencil2d", "stencil2d", 100000 / s),
       entry("small_rmat", "rmat", 65536 / s, [](generator_spec& g) { g.avg_degree = 8; }),
   };
+}
+
+// "realistic": the graph families (docs/matrix-families.md) at 12..25M nonzeros (SpMV sizes),
+// every family and every node order, 16 matrices.
+std::vector<suite_matrix> realistic_suite(int32_t s) {
+  auto graph = [s](std::string name, std::string family, int32_t rows, const char* order,
+                   void (*tweak)(generator_spec&) = nullptr) {
+    suite_matrix m = entry(std::move(name), std::move(family), std::max(64, rows / s), tweak);
+    m.spec.order = order;
+    return m;
+  };
+  auto dof3_2d = [](generator_spec& g) { g.dims = 2, g.dof = 3; };
+  auto knn16 = [](generator_spec& g) { g.dims = 3, g.neighbors = 16; };
+  auto power16 = [](generator_spec& g) { g.avg_degree = 16, g.exponent = 2.3; };
+  return {
+      graph("mesh2d_natural", "mesh2d", 1800000, "natural"),  // ~7/row
+      graph("mesh2d_random", "mesh2d", 1800000, "random"),
+      graph("mesh2d_rcm", "mesh2d", 1800000, "rcm"),
+      graph("mesh3d_natural", "mesh3d", 1000000, "natural"),  // ~15/row
+      graph("mesh3d_random", "mesh3d", 1000000, "random"),
+      graph("fem2d_dof3_natural", "fem_mesh", 750000, "natural", dof3_2d),  // ~21/row
+      graph("fem2d_dof3_random", "fem_mesh", 750000, "random", dof3_2d),
+      graph("fem3d_dof3_rcm", "fem_mesh", 450000, "rcm",
+            [](generator_spec& g) { g.dims = 3, g.dof = 3; }),  // ~45/row
+      graph("fem2d_dof6_natural", "fem_mesh", 400000, "natural",
+            [](generator_spec& g) { g.dims = 2, g.dof = 6; }),  // ~42/row
+      graph("knn16_natural", "knn", 1000000, "natural", knn16),
+      graph("knn16_random", "knn", 1000000, "random", knn16),
+      graph("powerlaw_natural", "powerlaw", 1000000, "natural", power16),
+      graph("powerlaw_random", "powerlaw", 1000000, "random", power16),
+      graph("road_natural", "road", 4000000, "natural"),  // ~3.8/row
+      graph("road_random", "road", 4000000, "random"),
+      graph("road_rcm", "road", 4000000, "rcm"),
+  };
+}
+
+// SpMM uses an eighth of the rows: with k = 64 the dense B and C alone are 2 x 256 bytes a row,
+// so the working sets stay far above L2 while inputs and references stay affordable.
+std::vector<suite_matrix> suite(const std::string& name, sparse_op op, int32_t scale) {
+  if (scale < 1) throw error("--scale " + std::to_string(scale) + ": expected >= 1");
+  const int32_t spmm = op == sparse_op::spmm ? 8 : 1;
+  if (name == "classic" || name == "default") return classic_suite(scale * spmm);
+  if (name == "tiny") return classic_suite(1000 * scale * spmm);
+  if (name == "realistic") return realistic_suite(scale * spmm);
+  throw error("--suite " + name + ": expected classic, realistic or tiny");
 }
 
 std::vector<suite_matrix> select(std::vector<suite_matrix> all,
@@ -234,7 +275,8 @@ std::string csv(const nlohmann::json& rows) {
 
 void run_bench(const bench_args& a) {
   if (!parse_op(a.op)) throw error("--op " + a.op + ": expected spmv or spmm");
-  const std::vector<suite_matrix> matrices = select(suite(a.suite, *parse_op(a.op)), a.only);
+  const std::vector<suite_matrix> matrices =
+      select(suite(a.suite, *parse_op(a.op), a.scale), a.only);
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
   double peak = 0;
   if (auto* gpu = dynamic_cast<gpu_runner*>(runner.get())) {
@@ -271,7 +313,12 @@ void add_bench_command(CLI::App& app) {
   auto args = std::make_shared<bench_args>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "Benchmark suite: cuSPARSE vs the heuristic pick vs the tuned best per matrix");
-  cmd->add_option("--suite", args->suite, "default (GPU sizes) or tiny")->capture_default_str();
+  cmd->add_option("--suite", args->suite,
+                  "classic (GPU sizes; also 'default'), realistic (graph families, GPU sizes) or "
+                  "tiny (classic at 1/1000)")
+      ->capture_default_str();
+  cmd->add_option("--scale", args->scale, "divide every matrix's rows by S (CPU smoke tests)")
+      ->capture_default_str();
   cmd->add_option("--only", args->only, "run only these suite matrices (comma-separated)")
       ->delimiter(',');
   cmd->add_option("--op", args->op, "spmv or spmm")->capture_default_str();

@@ -17,6 +17,7 @@ namespace {
 
 struct build_args {
   std::string matrices, output, device = "auto", op = "spmv", label = "auto";
+  std::vector<std::string> families;
   int64_t generate = -1;
   uint64_t seed = 1;
   int32_t max_rows = 256;
@@ -50,7 +51,7 @@ void run_build(build_args& a) {
   o.progress = !a.no_progress;
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
   const std::vector<train::matrix_item> items =
-      a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows)
+      a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows, a.families)
                          : train::matrix_files(a.matrices);
   // Unverified heuristic labels need no executor at all.
   std::unique_ptr<program_runner> runner;
@@ -111,7 +112,11 @@ void add_build(CLI::App& dataset) {
   // One of the two, checked in run_build (a one-line error, as for every bad argument).
   cmd->add_option("--matrices", a->matrices, "Directory of .mtx / .mtx.gz files (recursive)");
   cmd->add_option("--generate", a->generate,
-                  "Generate N matrices across every generator family instead");
+                  "Generate N matrices across the generator families instead");
+  cmd->add_option("--families", a->families,
+                  "--generate: comma-separated families to draw from (default: the classic ones; "
+                  "`sparserl matrix families` lists all)")
+      ->delimiter(',');
   cmd->add_option("--seed", a->seed, "--generate: the seed")->capture_default_str();
   cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from 16..R")
       ->capture_default_str();

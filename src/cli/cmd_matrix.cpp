@@ -101,8 +101,9 @@ struct gen_options {
 };
 
 void run_gen(gen_options& o) {
-  // 5 points is the spec's default but only means something in 2D.
-  if (o.points->count() == 0 && o.spec.family == "stencil3d") o.spec.points = 7;
+  // The family's own defaults for what the command line left unset.
+  const generator_spec d = default_spec(o.spec.family);
+  if (o.points->count() == 0) o.spec.points = d.points;
   const csr_matrix a = generate_matrix(o.spec);
   write_matrix_market(o.output, a);
   std::printf("wrote %s: %s, %d x %d, %lld nonzeros\n", o.output.c_str(), o.spec.family.c_str(),
@@ -138,8 +139,26 @@ void add_gen(CLI::App& matrix) {
       ->capture_default_str();
   gen->add_option("--dense-rows", s.dense_rows, "circuit: number of dense rows and columns")
       ->capture_default_str();
+  gen->add_option("--order", s.order, "graph families: node order natural, random or rcm")
+      ->capture_default_str();
+  gen->add_option("--dims", s.dims, "fem_mesh / knn: space dimension, 2 or 3")
+      ->capture_default_str();
+  gen->add_option("--dof", s.dof, "fem_mesh: degrees of freedom per node, 1..6")
+      ->capture_default_str();
+  gen->add_option("--neighbors", s.neighbors, "knn: neighbours per point")->capture_default_str();
+  gen->add_option("--exponent", s.exponent, "powerlaw: degree distribution exponent (> 2)")
+      ->capture_default_str();
   gen->add_option("-o,--output", o->output, "Output .mtx (or .mtx.gz) path")->required();
   gen->callback([o] { run_gen(*o); });
+}
+
+void add_families(CLI::App& matrix) {
+  CLI::App* cmd = matrix.add_subcommand("families", "List the generator families");
+  cmd->callback([] {
+    for (const family_info& f : family_registry())
+      std::printf("%-15s %-9s %s; like %s (parameters: %s)\n", f.name,
+                  f.graph ? "realistic" : "classic", f.description, f.counterpart, f.parameters);
+  });
 }
 
 // ---- convert ----
@@ -204,9 +223,8 @@ layout dia_layout(const convert_options&, const csr_matrix& a) {
 }
 
 layout hyb_layout(const convert_options& o, const csr_matrix& a) {
-  // Default width: the mean row length rounded up, so most rows fit the ELL part.
-  const int32_t width =
-      o.width >= 0 ? o.width : static_cast<int32_t>(a.rows ? (a.nnz() + a.rows - 1) / a.rows : 0);
+  // Default width: the one the kernel ABI picks for width 0, so the layout shown is the one run.
+  const int32_t width = o.width >= 0 ? o.width : automatic_hyb_width(a);
   const hyb_matrix m = to_hyb(a, width);
   const int64_t ell_elements = static_cast<int64_t>(m.ell.values.size());
   return {{{"width", m.ell.width}, {"ell_elements", ell_elements}, {"coo_entries", m.coo.nnz()}},
@@ -279,8 +297,9 @@ void add_convert(CLI::App& matrix) {
                      ->capture_default_str();
   o->r_opt = convert->add_option("--r", o->r, "BSR: block rows")->capture_default_str();
   o->c_opt = convert->add_option("--c", o->c, "BSR: block columns")->capture_default_str();
-  o->width_opt = convert->add_option("--width", o->width,
-                                     "HYB: ELL width (default: mean row length, rounded up)");
+  o->width_opt = convert->add_option(
+      "--width", o->width,
+      "HYB: ELL width (default: the ABI's automatic width, the ceil(rows/3)-th longest row)");
   convert->add_flag("--json", o->json, "Print one JSON object instead of a table");
   convert->callback([o] { run_convert(*o); });
 }
@@ -292,6 +311,7 @@ void add_matrix_command(CLI::App& app) {
   matrix->require_subcommand(1);
   add_info(*matrix);
   add_gen(*matrix);
+  add_families(*matrix);
   add_convert(*matrix);
 }
 

@@ -140,19 +140,6 @@ int64_t stored_element_limit(const csr_matrix& a) {
   return std::min<int64_t>(INT32_MAX, std::max<int64_t>(int64_t{1} << 24, relative));
 }
 
-// HYB width 0: the ceil(rows / 3)-th longest row, so every ELL slot column up to the width is
-// filled in at least a third of the rows (the ELL part stays dense; longer rows go to COO).
-int32_t automatic_hyb_width(const csr_matrix& a, int64_t limit) {
-  if (a.rows == 0) return 0;
-  std::vector<int32_t> lengths(static_cast<size_t>(a.rows));
-  for (int32_t r = 0; r < a.rows; ++r) lengths[r] = a.row_length(r);
-  const size_t at = (static_cast<size_t>(a.rows) + 2) / 3 - 1;
-  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(at),
-                   lengths.end(), std::greater<int32_t>());
-  const int64_t width = std::min<int64_t>(lengths[at], limit / a.rows);
-  return static_cast<int32_t>(width);
-}
-
 class arg_builder {
  public:
   arg_builder(sparse_op op, format_kind format) : slots_(signature_slots(op, format)) {}

@@ -87,6 +87,10 @@ bsr_matrix to_bsr(const csr_matrix& a, int32_t r, int32_t c,
 dia_matrix to_dia(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
 hyb_matrix to_hyb(const csr_matrix& a, int32_t width,
                   int64_t max_elements = default_max_padded_elements);
+// The HYB width the ABI uses for width 0 (and `matrix convert` by default): the
+// ceil(rows / 3)-th longest row, capped so the ELL part stays within max_elements.
+int32_t automatic_hyb_width(const csr_matrix& a,
+                            int64_t max_elements = default_max_padded_elements);
 
 // CPU SpMV of each layout (float in/out, double accumulation), for checking the conversions.
 // They check the array sizes (sparserl::error) but trust the indices, as from the to_* above.

@@ -1,5 +1,6 @@
 #include "sparse/generators.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -9,46 +10,134 @@ namespace sparserl {
 
 namespace {
 
-struct family_entry {
-  const char* name;
-  csr_matrix (*generate)(const generator_spec&);
-};
+using picker = std::function<int64_t(int64_t, int64_t)>;
 
-constexpr family_entry families[] = {
-    {"stencil2d", gen::generate_stencil2d},
-    {"stencil3d", gen::generate_stencil3d},
-    {"banded", gen::generate_banded},
-    {"block_diagonal", gen::generate_block_diagonal},
-    {"fem", gen::generate_fem},
-    {"random", gen::generate_random},
-    {"rmat", gen::generate_rmat},
-    {"circuit", gen::generate_circuit},
-    {"lp", gen::generate_lp},
+void no_defaults(generator_spec&) {}
+void no_variation(generator_spec&, const picker&) {}
+void vary_order(generator_spec& s, const picker& pick) {
+  static const char* const orders[] = {"natural", "random", "rcm"};
+  s.order = orders[pick(0, 2)];
+}
+
+const std::vector<family_info> families = {
+    {"stencil2d", "5- or 9-point stencil on a square grid", "2D finite differences (Poisson)",
+     "rows, points", gen::generate_stencil2d, no_defaults,
+     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 9 : 5; }, false},
+    {"stencil3d", "7- or 27-point stencil on a cube grid", "3D finite differences", "rows, points",
+     gen::generate_stencil3d, [](generator_spec& s) { s.points = 7; },
+     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 27 : 7; }, false},
+    {"banded", "random band of a given half-width", "1D discretisations, banded solvers",
+     "rows, cols, bandwidth", gen::generate_banded, no_defaults,
+     [](generator_spec& s, const picker& pick) { s.bandwidth = static_cast<int32_t>(pick(1, 16)); },
+     false},
+    {"block_diagonal", "dense blocks on the diagonal", "decoupled subsystems", "rows, block",
+     gen::generate_block_diagonal, no_defaults,
+     [](generator_spec& s, const picker& pick) {
+       s.block = static_cast<int32_t>(int64_t{1} << pick(1, 3));
+     },
+     false},
+    {"fem", "dense blocks along a banded block pattern", "structured FEM with block dofs",
+     "rows, block", gen::generate_fem, no_defaults,
+     [](generator_spec& s, const picker& pick) { s.block = static_cast<int32_t>(pick(1, 4)); },
+     false},
+    {"random", "uniform random pattern", "no real structure (worst case)", "rows, cols, density",
+     gen::generate_random, no_defaults, no_variation, false},
+    {"rmat", "R-MAT recursive graph", "web and social graphs (Graph500)",
+     "rows, avg_degree, rmat_a/b/c", gen::generate_rmat, no_defaults, no_variation, false},
+    {"circuit", "sparse rows plus a few dense rows and columns", "circuit simulation (power rails)",
+     "rows, avg_degree, dense_rows", gen::generate_circuit, no_defaults, no_variation, false},
+    {"lp", "rectangular random rows of varied length", "linear programming constraints",
+     "rows, cols, avg_degree", gen::generate_lp, no_defaults, no_variation, false},
+    // The realistic (graph) families: every one takes spec.order.
+    {"mesh2d", "triangle mesh: lattice with a random diagonal per square, ~7/row",
+     "2D unstructured FEM/FV meshes (Laplacians, CFD)", "rows, order", gen::generate_mesh2d,
+     no_defaults, vary_order, true},
+    {"mesh3d", "tetrahedral-like mesh: random face and body diagonals, ~15/row",
+     "3D unstructured FEM/FV meshes", "rows, order", gen::generate_mesh3d, no_defaults, vary_order,
+     true},
+    {"fem_mesh", "mesh2d/mesh3d with dense dof x dof blocks per node pair",
+     "FEM with several unknowns per node (elasticity 2-3, shells 6)", "rows, dims, dof, order",
+     gen::generate_fem_mesh, no_defaults,
+     [](generator_spec& s, const picker& pick) {
+       vary_order(s, pick);
+       s.dims = static_cast<int32_t>(pick(2, 3));
+       s.dof = static_cast<int32_t>(pick(1, 6));
+     },
+     true},
+    {"knn", "k nearest neighbours of uniform points, k per row",
+     "point clouds, manifold learning, GNN graphs", "rows, dims, neighbors, order",
+     gen::generate_knn, no_defaults,
+     [](generator_spec& s, const picker& pick) {
+       vary_order(s, pick);
+       s.dims = static_cast<int32_t>(pick(2, 3));
+       s.neighbors = static_cast<int32_t>(std::min<int64_t>(s.rows - 1, pick(4, 32)));
+     },
+     true},
+    {"powerlaw", "Chung-Lu graph with a power-law degree distribution",
+     "social networks, web crawls, citation graphs", "rows, avg_degree, exponent, order",
+     gen::generate_powerlaw, no_defaults,
+     [](generator_spec& s, const picker& pick) {
+       vary_order(s, pick);
+       s.exponent = 2.1 + 0.1 * static_cast<double>(pick(0, 9));
+     },
+     true},
+    {"road", "lattice keeping 70% of its edges: planar, degree ~2.8, long diameter",
+     "road networks, power grids", "rows, order", gen::generate_road, no_defaults, vary_order,
+     true},
 };
 
 std::string family_list() {
   std::string list;
-  for (const family_entry& f : families) list += (list.empty() ? "" : ", ") + std::string(f.name);
+  for (const family_info& f : families) list += (list.empty() ? "" : ", ") + std::string(f.name);
   return list;
 }
 
 }  // namespace
 
+const std::vector<family_info>& family_registry() { return families; }
+
+const family_info& find_family(const std::string& name) {
+  for (const family_info& f : families)
+    if (name == f.name) return f;
+  throw error("unknown generator family '" + name + "': expected one of " + family_list());
+}
+
 std::vector<std::string> generator_families() {
   std::vector<std::string> names;
-  for (const family_entry& f : families) names.emplace_back(f.name);
+  for (const family_info& f : families) names.emplace_back(f.name);
   return names;
 }
 
+std::vector<std::string> classic_families() {
+  std::vector<std::string> names;
+  for (const family_info& f : families)
+    if (!f.graph) names.emplace_back(f.name);
+  return names;
+}
+
+std::vector<std::string> realistic_families() {
+  std::vector<std::string> names;
+  for (const family_info& f : families)
+    if (f.graph) names.emplace_back(f.name);
+  return names;
+}
+
+generator_spec default_spec(const std::string& family) {
+  const family_info& f = find_family(family);
+  generator_spec s;
+  s.family = family;
+  f.defaults(s);
+  return s;
+}
+
 csr_matrix generate_matrix(const generator_spec& spec) {
-  for (const family_entry& f : families) {
-    if (spec.family != f.name) continue;
-    if (spec.rows < 1) gen::fail(spec, "rows must be >= 1, got " + std::to_string(spec.rows));
-    if (spec.cols < 0)
-      gen::fail(spec, "cols must be >= 0 (0 = square), got " + std::to_string(spec.cols));
-    return f.generate(spec);
-  }
-  throw error("unknown generator family '" + spec.family + "': expected one of " + family_list());
+  const family_info& f = find_family(spec.family);
+  if (spec.rows < 1) gen::fail(spec, "rows must be >= 1, got " + std::to_string(spec.rows));
+  if (spec.cols < 0)
+    gen::fail(spec, "cols must be >= 0 (0 = square), got " + std::to_string(spec.cols));
+  if (!f.graph && spec.order != "natural")
+    gen::fail(spec, "order '" + spec.order + "' applies to graph families only");
+  return f.generate(spec);
 }
 
 namespace gen {

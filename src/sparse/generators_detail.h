@@ -106,3 +106,24 @@ csr_matrix generate_lp(const generator_spec& spec);
 csr_matrix generate_rmat(const generator_spec& spec);
 
 }  // namespace sparserl::gen
+
+namespace sparserl::gen {
+
+// Graph families: a node pattern (values unused) becomes the matrix here, renumbered by
+// spec.order and with every entry expanded to a dense dof x dof block (dof = 1: the pattern).
+csr_matrix finish_graph(const generator_spec& spec, const csr_matrix& pattern, int32_t dof);
+// A node pattern from per-node neighbour lists (fill may append in any order, with repeats).
+using neighbour_filler = std::function<void(int32_t node, std::vector<int32_t>& out)>;
+csr_matrix build_pattern(int32_t nodes, const neighbour_filler& fill);
+// Mesh node patterns (with the diagonal), about rows nodes: see generators_mesh.cpp.
+csr_matrix mesh2d_pattern(const generator_spec& spec, int64_t nodes);
+csr_matrix mesh3d_pattern(const generator_spec& spec, int64_t nodes);
+
+csr_matrix generate_mesh2d(const generator_spec& spec);
+csr_matrix generate_mesh3d(const generator_spec& spec);
+csr_matrix generate_fem_mesh(const generator_spec& spec);
+csr_matrix generate_knn(const generator_spec& spec);
+csr_matrix generate_powerlaw(const generator_spec& spec);
+csr_matrix generate_road(const generator_spec& spec);
+
+}  // namespace sparserl::gen

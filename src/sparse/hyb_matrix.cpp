@@ -1,6 +1,7 @@
 // HYB (Bell & Garland 2009): a narrow ELL for the regular part of every row plus COO for the
 // overflow of long rows, so one long row no longer pads all the others.
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "sparse/error.h"
@@ -67,6 +68,19 @@ void spmv(const hyb_matrix& a, const float* x, float* y) {
     detail::coo_add_rows(a.coo, x, detail::coo_first_entry(a.coo, begin), begin, end, acc);
     for (int32_t r = begin; r < end; ++r) y[r] = static_cast<float>(acc[r - begin]);
   }
+}
+
+// The ceil(rows / 3)-th longest row, so every ELL slot column up to the width is filled in at
+// least a third of the rows (the ELL part stays dense; longer rows go to COO).
+int32_t automatic_hyb_width(const csr_matrix& a, int64_t max_elements) {
+  if (a.rows == 0) return 0;
+  std::vector<int32_t> lengths(static_cast<size_t>(a.rows));
+  for (int32_t r = 0; r < a.rows; ++r) lengths[r] = a.row_length(r);
+  const size_t at = (static_cast<size_t>(a.rows) + 2) / 3 - 1;
+  std::nth_element(lengths.begin(), lengths.begin() + static_cast<std::ptrdiff_t>(at),
+                   lengths.end(), std::greater<int32_t>());
+  const int64_t width = std::min<int64_t>(lengths[at], max_elements / a.rows);
+  return static_cast<int32_t>(width);
 }
 
 }  // namespace sparserl

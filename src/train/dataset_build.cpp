@@ -51,11 +51,7 @@ generator_spec random_spec(const std::string& family, draw& d, int32_t max_rows)
   s.family = family;
   s.rows = static_cast<int32_t>(d.in(16, std::max<int32_t>(16, max_rows)));
   s.seed = d.rng();
-  if (family == "stencil2d") s.points = d.in(0, 1) ? 9 : 5;
-  if (family == "stencil3d") s.points = d.in(0, 1) ? 27 : 7;
-  if (family == "banded") s.bandwidth = static_cast<int32_t>(d.in(1, 16));
-  if (family == "block_diagonal") s.block = static_cast<int32_t>(int64_t{1} << d.in(1, 3));
-  if (family == "fem") s.block = static_cast<int32_t>(d.in(1, 4));
+  find_family(family).vary(s, [&d](int64_t lo, int64_t hi) { return d.in(lo, hi); });
   s.avg_degree = d.real(2, 16);
   s.density = std::min(1.0, d.real(2, 16) / s.rows);
   s.dense_rows = static_cast<int32_t>(d.in(1, 4));
@@ -185,10 +181,12 @@ std::vector<matrix_item> matrix_files(const std::string& dir) {
   return items;
 }
 
-std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows) {
+std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows,
+                                            std::vector<std::string> families) {
   if (count < 0) throw error("--generate " + std::to_string(count) + ": expected >= 0");
   if (max_rows < 16) throw error("--max-rows " + std::to_string(max_rows) + ": expected >= 16");
-  const std::vector<std::string> families = generator_families();
+  if (families.empty()) families = classic_families();
+  for (const std::string& f : families) find_family(f);  // one clear error for a typo
   std::vector<matrix_item> items;
   std::set<uint64_t> seen;
   // Small grids repeat (a stencil has no randomness): draw again, up to a bound, so the set has

@@ -38,7 +38,9 @@ std::vector<matrix_item> matrix_files(const std::string& dir);
 // `count` distinct generated matrices cycling through every generator family, with rows drawn
 // from [16, max_rows] and each family's parameters (stencil points, band width, block size,
 // degree, density) from `seed`. The same arguments give the same matrices on every machine.
-std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows = 256);
+// `families` empty: the classic families (sparse/generators.h); else the named ones, in turn.
+std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows = 256,
+                                            std::vector<std::string> families = {});
 
 enum class labeller { automatic, autotune, heuristic };  // automatic: autotune on a GPU runner
 

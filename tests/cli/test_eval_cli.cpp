@@ -93,5 +93,23 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
   expect_one_line_error("bench --suite tiny --only nosuch --device cpu -o " + path(""), "nosuch");
 }
 
+TEST_F(EvalCli, RealisticSuiteRunsShrunkOnTheCpu) {
+  const run_result r = run(
+      "bench --suite realistic --scale 2000 --only fem2d_dof3_random,road_rcm --device cpu -o " +
+      path(""));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const nlohmann::json doc = nlohmann::json::parse(testing::slurp(path("bench.json")));
+  EXPECT_EQ(doc["suite"], "realistic");
+  ASSERT_EQ(doc["matrices"].size(), 2u);
+  EXPECT_EQ(doc["matrices"][0]["family"], "fem_mesh");
+  for (const auto& m : doc["matrices"]) {
+    EXPECT_GT(m["nnz"].get<int64_t>(), 0);
+    EXPECT_LT(m["rows"].get<int64_t>(), 3000);  // shrunk by --scale
+    EXPECT_EQ(m["correct"].get<int>(), m["candidates"].get<int>());
+  }
+  expect_one_line_error("bench --suite nosuch --device cpu -o " + path(""), "realistic");
+  expect_one_line_error("bench --suite realistic --scale 0 --device cpu -o " + path(""), "scale");
+}
+
 }  // namespace
 }  // namespace sparserl

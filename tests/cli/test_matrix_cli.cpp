@@ -10,6 +10,7 @@
 
 #include "cli/cli_testing.h"
 #include "sparse/features.h"
+#include "sparse/formats.h"
 #include "sparse/generators.h"
 #include "sparse/matrix_market.h"
 
@@ -114,6 +115,8 @@ TEST_F(MatrixCli, ConvertReportsEachLayout) {
   EXPECT_EQ(hyb.at("ell_elements"), 3 * f.rows);
   EXPECT_EQ(hyb.at("ell_elements").get<int64_t>() + hyb.at("coo_entries").get<int64_t>(),
             hyb.at("stored_elements").get<int64_t>());
+  // Without --width: the width the kernel ABI uses (the ceil(rows/3)-th longest row).
+  EXPECT_EQ(convert("--format HYB").at("width"), automatic_hyb_width(read_matrix_market(file)));
   const run_result table = run("matrix convert " + file + " --format SELL");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
@@ -134,6 +137,20 @@ TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
   expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR --C 8", "--C");
   std::ofstream(path("bad.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n";
   expect_one_line_error("matrix info " + path("bad.mtx"), "bad.mtx");
+}
+
+TEST_F(MatrixCli, FamiliesListsEveryRegisteredFamilyAndGenMakesThem) {
+  const run_result list = run("matrix families");
+  ASSERT_EQ(list.code, 0) << list.err;
+  for (const std::string& family : generator_families()) EXPECT_THAT(list.out, HasSubstr(family));
+  const run_result gen =
+      run("matrix gen fem_mesh --rows 3000 --dims 3 --dof 3 --order rcm -o " + path("fem.mtx"));
+  ASSERT_EQ(gen.code, 0) << gen.err;
+  const csr_matrix a = read_matrix_market(path("fem.mtx"));
+  EXPECT_EQ(a.rows % 3, 0);
+  EXPECT_GT(a.nnz(), 30 * int64_t{a.rows});  // 3 x ~15 neighbours a row
+  expect_one_line_error("matrix gen knn --rows 100 --order sideways -o " + path("x.mtx"),
+                        "sideways");
 }
 
 TEST_F(MatrixCli, HelpWorksOnEverySubcommand) {
