@@ -1,0 +1,13 @@
+#include "train/advantage_estimator.h"
+
+#include "sparse/error.h"
+
+namespace sparserl::train {
+
+std::unique_ptr<advantage_estimator> make_advantage_estimator(const std::string& name,
+                                                              const gae_options& gae) {
+  if (name == "gae") return make_gae_estimator(gae);
+  throw error("--advantage " + name + ": expected gae");
+}
+
+}  // namespace sparserl::train
