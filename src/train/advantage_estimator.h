@@ -2,7 +2,7 @@
 // How PPO turns a step's judged rollouts into per-token advantages: the one thing that differs
 // between GAE with a learned critic and the group-relative baselines (RLOO, GRPO), all run over
 // the same loop (train/trainer_ppo.h), as verl's core_algos makes them swappable. An estimator is
-// one file (advantage_gae.cpp).
+// one file: advantage_gae.cpp, advantage_rloo.cpp, advantage_grpo.cpp.
 #include <torch/types.h>
 
 #include <cstdint>
@@ -47,8 +47,10 @@ struct gae_options {
 };
 
 std::unique_ptr<advantage_estimator> make_gae_estimator(const gae_options& options);
+std::unique_ptr<advantage_estimator> make_rloo_estimator();
+std::unique_ptr<advantage_estimator> make_grpo_estimator(double eps = 1e-4);
 
-// "gae"; anything else is an error naming the choices.
+// "gae", "rloo" or "grpo"; anything else is an error naming the choices.
 std::unique_ptr<advantage_estimator> make_advantage_estimator(const std::string& name,
                                                               const gae_options& gae);
 

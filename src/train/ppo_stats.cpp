@@ -47,6 +47,7 @@ void reduce_update_stats(ppo_step_stats& s, data_parallel& dp) {
   s.groups = t[9];
   s.groups_tied = t[10];
   s.rollouts_used = t[11];
+  s.rollouts = t[12];
 }
 
 nlohmann::json to_json(const ppo_step_stats& s) {
@@ -69,6 +70,7 @@ nlohmann::json to_json(const ppo_step_stats& s) {
           {"reward_s", s.reward_s},
           {"update_s", s.update_s},
           {"response_tokens", s.response_tokens},
+          {"rollouts", s.rollouts},
           {"groups", s.groups},
           {"groups_tied", s.groups_tied},
           {"groups_used", s.groups - s.groups_tied},

@@ -19,7 +19,7 @@ struct ppo_step_stats {
   double generation_s = 0, reward_s = 0, update_s = 0, response_tokens = 0;
   // Groups (the samples of one task) of the step, those left out for scoring alike, and the
   // rollouts that entered the update; summed over the ranks.
-  double groups = 0, groups_tied = 0, rollouts_used = 0;
+  double rollouts = 0, groups = 0, groups_tied = 0, rollouts_used = 0;
 };
 
 // The reward statistics over every rank's verdicts (counts summed across ranks first).

@@ -170,6 +170,7 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
   s.kl_coef = c.kl.value();
   const advantage_result adv = c.estimator.estimate(
       {scores, old.logprobs, ref.logprobs, old.values, mask, r.group, c.kl.value()});
+  s.rollouts = static_cast<double>(r.size());
   s.groups = static_cast<double>(adv.groups);
   s.groups_tied = static_cast<double>(adv.groups_tied);
   s.rollouts_used = static_cast<double>(adv.used.size());
