@@ -32,9 +32,10 @@ void fill_reward_stats(const std::vector<verdict>& v, ppo_step_stats& s, data_pa
 void reduce_update_stats(ppo_step_stats& s, data_parallel& dp) {
   if (dp.world_size() == 1) return;
   const double w = dp.world_size();
-  const std::vector<double> t = dp.sum(
-      {s.kl, s.entropy, s.clip_fraction, s.approx_kl, s.policy_loss, s.value_loss, s.tokens_per_s,
-       s.reward_evals_per_s, s.response_tokens, s.groups, s.groups_tied, s.rollouts_used});
+  const std::vector<double> t =
+      dp.sum({s.kl, s.entropy, s.clip_fraction, s.approx_kl, s.policy_loss, s.value_loss,
+              s.tokens_per_s, s.reward_evals_per_s, s.response_tokens, s.groups, s.groups_tied,
+              s.rollouts_used, s.rollouts});
   s.kl = t[0] / w;
   s.entropy = t[1] / w;
   s.clip_fraction = t[2] / w;

@@ -227,6 +227,17 @@ TEST_F(train_cli, two_ranks_over_gloo_match_one_process_and_resume_in_one) {
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_THAT(slurp(dir_ / "ppo/metrics.jsonl"), ::testing::HasSubstr("\"reward_mean\""));
   EXPECT_TRUE(fs::exists(dir_ / "ppo/final/value_head.safetensors"));
+
+  // Group-relative: each rank samples its task's whole group; rank 0 logs both ranks' counts.
+  two = run_two_ranks(
+      " train-ppo --steps 1 --batch-size 2 --samples-per-task 2 --advantage grpo --mini-batch 2 "
+      "--max-new-tokens 16 --device cpu --no-progress --model-path " +
+      path("two/final") + " -o " + path("grpo"));
+  ASSERT_EQ(two.code, 0) << two.err;
+  const nlohmann::json m = nlohmann::json::parse(slurp(dir_ / "grpo/metrics.jsonl"));
+  EXPECT_EQ(m.at("rollouts").get<double>(), 4);
+  EXPECT_EQ(m.at("groups").get<double>(), 2);
+  EXPECT_EQ(m.at("groups_tied").get<double>() + m.at("groups_used").get<double>(), 2);
 }
 
 // Group-relative PPO through the CLI: G programs per matrix, and an untrained policy's groups
