@@ -10,8 +10,8 @@
 
 #include "sparse/error.h"
 #include "train/advantage_estimator.h"
-#include "train/data_order.h"
 #include "train/data_parallel.h"
+#include "train/ppo_minibatches.h"
 #include "train/program_sampler.h"
 #include "train/reference_policy.h"
 #include "train/rollout_judge.h"
@@ -90,14 +90,11 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
   int updates = 0;
   // Dropout stays off (as TRL's PPOTrainer disables it): the ratio must compare like with like.
   for (int epoch = 0; epoch < c.o.ppo_epochs && most > 0; ++epoch) {
-    data_order order(
-        used, c.o.run.seed + static_cast<uint64_t>(step) * 7919u + static_cast<uint64_t>(epoch));
-    for (int64_t start = 0; start < most; start += mb) {
+    const uint64_t seed =
+        c.o.run.seed + static_cast<uint64_t>(step) * 7919u + static_cast<uint64_t>(epoch);
+    for (const std::vector<int64_t>& pick : epoch_minibatches(adv.used, most, mb, seed)) {
       c.opt.adamw->zero_grad();
-      const int64_t n = std::max<int64_t>(0, std::min(mb, used - start));
-      if (n > 0) {
-        std::vector<int64_t> pick = order.next(n);
-        for (int64_t& i : pick) i = adv.used[static_cast<size_t>(i)];
+      if (!pick.empty()) {
         torch::Tensor rows = torch::tensor(pick, torch::kInt64);
         torch::Tensor rows_dev = rows.to(dev);
         torch::Tensor prefix = r.prefix.index_select(0, rows_dev);
