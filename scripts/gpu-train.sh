@@ -9,7 +9,8 @@
 # ppo8b-memory.csv. QS_ARGS adds quickstart options; SKIP_QS=1 skips part 1, SKIP_8B=1 part 2;
 # PPO8B_MODEL names an 8B-shaped HF directory already written (scripts/gpu-decode.sh with
 # DECODE_KEEP=1); QS_PPO_STEPS and QS_PPO_LR set the quickstart's PPO; QS_LIMIT_S and PPO8B_LIMIT_S
-# bound the two parts.
+# bound the two parts. Part 1 ends with group-relative PPO and evaluate-policy on the quickstart's
+# policy (group-ppo.log, evaluate_policy/; SKIP_GROUP=1 skips them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
@@ -42,6 +43,27 @@ for stage in pretrain sft ppo; do
   "$bin" plot "$work/qs/$stage" >/dev/null 2>&1 &&
     { mkdir -p "$out/plots/$stage" && cp "$work/qs/$stage"/plots/*.png "$out/plots/$stage/"; }
 done
+
+# 1b. Group-relative PPO (2 steps, 8 matrices x 4 programs, RLOO) from the quickstart's policy,
+# and evaluate-policy with real timing on three ~1M-nonzero matrices (SKIP_GROUP=1 skips both).
+if [[ ${SKIP_GROUP:-0} != 1 && -d $work/qs/final ]]; then
+  start=$SECONDS
+  timeout 300 "$bin" train-ppo --device gpu --model-path "$work/qs/final" --data "$work/qs/sft.jsonl" \
+    --max-nnz 128 --steps 2 --batch-size 8 --samples-per-task 4 --advantage rloo --mini-batch 16 \
+    --ppo-epochs 1 --max-new-tokens 512 --temperature 0.7 --lr 2e-5 --no-progress -o "$work/grpo" \
+    >"$out/group-ppo.log" 2>&1
+  say "group PPO rc=$? in $((SECONDS - start)) s: $(tail -1 "$out/group-ppo.log")"
+  cp "$work/grpo/metrics.jsonl" "$out/group-ppo-metrics.jsonl" 2>/dev/null
+  mkdir -p "$work/eval_mats"
+  "$bin" matrix gen stencil2d --rows 250000 -o "$work/eval_mats/stencil2d.mtx" >/dev/null
+  "$bin" matrix gen rmat --rows 65536 --avg-degree 16 -o "$work/eval_mats/rmat.mtx" >/dev/null
+  "$bin" matrix gen banded --rows 100000 --bandwidth 5 -o "$work/eval_mats/banded.mtx" >/dev/null
+  start=$SECONDS
+  timeout 300 "$bin" evaluate-policy --device gpu --model "$work/qs/final" --matrices "$work/eval_mats" \
+    --samples 4 --max-new-tokens 512 -o "$out/evaluate_policy" >"$out/evaluate-policy.log" 2>&1
+  say "evaluate-policy rc=$? in $((SECONDS - start)) s"
+  tee -a "$out/train-summary.txt" <"$out/evaluate-policy.log"
+fi
 
 fi
 

@@ -2,7 +2,9 @@
 """Draws every metric of a training run as PNG curves: RUN_DIR/metrics.jsonl (one JSON object per
 line: step, time and named scalars, from `sparserl pretrain | train-sft | train-ppo`) into
 OUT_DIR (default RUN_DIR/plots): <metric>.png for each numeric metric against step, and
-all_metrics.png with all of them. Prints the path of every file written. `sparserl plot RUN_DIR`
+all_metrics.png with all of them. A metric absent from a line (val_loss exists only at
+evaluations, and not at all in runs without validation data) or null there (NaN) has no point at
+that step: nothing is drawn for it. Prints the path of every file written. `sparserl plot RUN_DIR`
 runs this.
 
 usage: python3 tools/plot_run.py RUN_DIR [OUT_DIR]

@@ -140,8 +140,11 @@ void run_ppo(ppo_args& a) {
   eval.limits.launch_timeout_s = a.timeout_s;
   evaluator judge(*runner, eval);
   a.ppo.run.seed = a.model.seed;
-  std::fprintf(stderr, "train-ppo: %zu tasks, %lld rollouts per step, executor %s\n", tasks.size(),
-               static_cast<long long>(a.ppo.batch_size), runner->name());
+  std::fprintf(stderr,
+               "train-ppo: %zu tasks, %lld per step x %lld samples, advantage %s, executor %s\n",
+               tasks.size(), static_cast<long long>(a.ppo.batch_size),
+               static_cast<long long>(a.ppo.samples_per_task), train::advantage_name(a.ppo).c_str(),
+               runner->name());
   const train::ppo_result r = train::train_ppo(p, tasks, judge, a.ppo);
   if (!dp->is_main()) return;  // rank 0 writes the run's files
   const std::string final_dir = a.ppo.run.run_dir + "/final";
@@ -149,11 +152,16 @@ void run_ppo(ppo_args& a) {
   if (!r.steps.empty()) {
     const auto& f = r.steps.front();
     const auto& l = r.steps.back();
+    double tied = 0, groups = 0;
+    for (const auto& s : r.steps) {
+      tied += s.groups_tied;
+      groups += s.groups;
+    }
     std::printf(
         "train-ppo: %zu steps, reward %.3f -> %.3f, compile rate %.2f -> %.2f, correct rate "
-        "%.2f -> %.2f; policy saved to %s\n",
+        "%.2f -> %.2f, tied groups left out %.0f/%.0f; policy saved to %s\n",
         r.steps.size(), f.reward_mean, l.reward_mean, f.compile_rate, l.compile_rate,
-        f.correct_rate, l.correct_rate, final_dir.c_str());
+        f.correct_rate, l.correct_rate, tied, groups, final_dir.c_str());
   }
 }
 
@@ -169,7 +177,13 @@ void add_ppo_command(CLI::App& app) {
   add_model_options(cmd, a->model, false);
   add_data_options(cmd, a->data);
   add_run_options(cmd, o.run, o.optim);
-  cmd->add_option("--batch-size", o.batch_size, "Rollouts per step")->capture_default_str();
+  cmd->add_option("--batch-size", o.batch_size, "Tasks (matrices) per step")->capture_default_str();
+  cmd->add_option("--samples-per-task", o.samples_per_task,
+                  "Programs sampled per task (a group; batch-size x G rollouts per step)")
+      ->capture_default_str();
+  cmd->add_option("--advantage", o.advantage,
+                  "Baseline: rloo (leave-one-out), grpo (group-normalised) or gae (value head); "
+                  "default gae for --samples-per-task 1, else rloo");
   cmd->add_option("--mini-batch", o.mini_batch, "Rollouts per update")->capture_default_str();
   cmd->add_option("--ppo-epochs", o.ppo_epochs, "Passes over each step's rollouts")
       ->capture_default_str();

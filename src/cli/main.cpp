@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   sparserl::cli::add_train_commands(app);
   sparserl::cli::add_generate_command(app);
   sparserl::cli::add_quickstart_command(app);
+  sparserl::cli::add_evaluate_policy_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Error& e) {

@@ -28,36 +28,61 @@ void summarise(held_out_report& r) {
 
 }  // namespace
 
-held_out_report evaluate_held_out(const policy& p, const std::vector<sft_sample>& samples,
-                                  evaluator& judge, int64_t max_new_tokens, int batch) {
-  held_out_report report;
-  const size_t step = static_cast<size_t>(std::max(batch, 1));
-  for (size_t begin = 0; begin < samples.size(); begin += step) {
-    const size_t end = std::min(samples.size(), begin + step);
-    std::vector<csr_matrix> matrices;
+std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
+                                                           const std::vector<eval_matrix>& matrices,
+                                                           evaluator& judge, int64_t max_new_tokens,
+                                                           const sampling_options& sampling,
+                                                           int per_matrix, int batch) {
+  std::vector<std::vector<held_out_result>> out(matrices.size());
+  const size_t copies = static_cast<size_t>(std::max(per_matrix, 1));
+  // Whole matrices per generation batch: at least one, about `batch` programs.
+  const size_t step = std::max<size_t>(1, static_cast<size_t>(std::max(batch, 1)) / copies);
+  for (size_t begin = 0; begin < matrices.size(); begin += step) {
+    const size_t end = std::min(matrices.size(), begin + step);
     std::vector<matrix_encoding> encodings;
-    matrices.reserve(end - begin);
     encodings.reserve(end - begin);
-    for (size_t i = begin; i < end; ++i) {
-      matrices.push_back(to_matrix(samples[i]));
-      encodings.push_back(p.encode(matrices.back()));
-    }
+    for (size_t i = begin; i < end; ++i) encodings.push_back(p.encode(*matrices[i].matrix));
     std::vector<program_request> requests;
     for (size_t i = begin; i < end; ++i)
-      requests.push_back(
-          {samples[i].op, samples[i].k, &matrices[i - begin], &encodings[i - begin]});
-    const sampled_programs s =
-        sample_programs(p, requests, max_new_tokens, sampling_options{0, 0, 1.0, 0});
+      for (size_t c = 0; c < copies; ++c)
+        requests.push_back(
+            {matrices[i].op, matrices[i].k, matrices[i].matrix, &encodings[i - begin]});
+    sampling_options s = sampling;
+    s.seed = sampling.seed + begin;  // each batch its own stream, the same on every run
+    const sampled_programs sampled = sample_programs(p, requests, max_new_tokens, s);
     for (size_t i = begin; i < end; ++i) {
-      const sft_sample& sample = samples[i];
-      held_out_result h;
-      h.name = sample.name.empty() ? "sample " + std::to_string(i) : sample.name;
-      h.program = s.generations[i - begin].text;
-      h.judged = judge.evaluate({sample.op, &matrices[i - begin], sample.k,
-                                 "held_out:" + std::to_string(i) + ":" + h.name},
-                                h.program);
-      report.results.push_back(std::move(h));
+      const eval_matrix& m = matrices[i];
+      for (size_t c = 0; c < copies; ++c) {
+        held_out_result h;
+        h.name = m.name;
+        h.program = sampled.generations[(i - begin) * copies + c].text;
+        h.judged = judge.evaluate({m.op, m.matrix, m.k, m.name}, h.program);
+        out[i].push_back(std::move(h));
+      }
     }
+  }
+  return out;
+}
+
+held_out_report evaluate_held_out(const policy& p, const std::vector<sft_sample>& samples,
+                                  evaluator& judge, int64_t max_new_tokens, int batch) {
+  std::vector<csr_matrix> matrices;
+  matrices.reserve(samples.size());
+  for (const sft_sample& s : samples) matrices.push_back(to_matrix(s));
+  std::vector<eval_matrix> tasks;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const std::string name =
+        samples[i].name.empty() ? "sample " + std::to_string(i) : samples[i].name;
+    tasks.push_back(
+        {"held_out:" + std::to_string(i) + ":" + name, samples[i].op, samples[i].k, &matrices[i]});
+  }
+  std::vector<std::vector<held_out_result>> judged =
+      sample_and_judge(p, tasks, judge, max_new_tokens, sampling_options{0, 0, 1.0, 0}, 1, batch);
+  held_out_report report;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    held_out_result h = std::move(judged[i].front());
+    h.name = samples[i].name.empty() ? "sample " + std::to_string(i) : samples[i].name;
+    report.results.push_back(std::move(h));
   }
   summarise(report);
   return report;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "eval/evaluator.h"
+#include "model/sampling.h"
 #include "train/policy.h"
 #include "train/sft_data.h"
 
@@ -29,6 +30,23 @@ struct held_out_report {
 
   int64_t size() const { return static_cast<int64_t>(results.size()); }
 };
+
+// A matrix and the operation a policy writes a kernel for.
+struct eval_matrix {
+  std::string name;  // names the matrix for the evaluator's caches too
+  sparse_op op = sparse_op::spmv;
+  int32_t k = 1;
+  const csr_matrix* matrix = nullptr;
+};
+
+// `per_matrix` programs for every matrix, sampled with `sampling` (temperature 0: greedy) in
+// batches of about `batch` programs, each judged by the harness; out[i][j] is matrix i's
+// program j.
+std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
+                                                           const std::vector<eval_matrix>& matrices,
+                                                           evaluator& judge, int64_t max_new_tokens,
+                                                           const sampling_options& sampling,
+                                                           int per_matrix, int batch = 8);
 
 // Samples greedily (batches of `batch`) for every sample, judges each program, summarises.
 held_out_report evaluate_held_out(const policy& p, const std::vector<sft_sample>& samples,

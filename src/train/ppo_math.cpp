@@ -75,10 +75,14 @@ ppo_loss_terms ppo_losses(const torch::Tensor& logprobs, const torch::Tensor& ol
                           const torch::Tensor& advantages, const torch::Tensor& returns,
                           const torch::Tensor& mask, const ppo_clip_options& o) {
   ppo_loss_terms out;
-  torch::Tensor clipped_values =
-      old_values + torch::clamp(values - old_values, -o.cliprange_value, o.cliprange_value);
-  torch::Tensor vf1 = (values - returns).pow(2), vf2 = (clipped_values - returns).pow(2);
-  out.value_loss = 0.5 * masked_mean(torch::max(vf1, vf2), mask);
+  if (values.defined()) {
+    torch::Tensor clipped_values =
+        old_values + torch::clamp(values - old_values, -o.cliprange_value, o.cliprange_value);
+    torch::Tensor vf1 = (values - returns).pow(2), vf2 = (clipped_values - returns).pow(2);
+    out.value_loss = 0.5 * masked_mean(torch::max(vf1, vf2), mask);
+  } else {
+    out.value_loss = torch::zeros({}, logprobs.options());
+  }
 
   torch::Tensor log_ratio = logprobs - old_logprobs;
   torch::Tensor ratio = log_ratio.exp();

@@ -55,6 +55,8 @@ struct ppo_clip_options {
   double vf_coef = 0.1;
 };
 
+// Without a critic (values undefined; old_values and returns are then ignored) the value loss
+// is 0.
 ppo_loss_terms ppo_losses(const torch::Tensor& logprobs, const torch::Tensor& old_logprobs,
                           const torch::Tensor& values, const torch::Tensor& old_values,
                           const torch::Tensor& advantages, const torch::Tensor& returns,

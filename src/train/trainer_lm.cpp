@@ -3,15 +3,13 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <chrono>
-#include <optional>
 
 #include "sparse/error.h"
-#include "train/data_order.h"
 #include "train/data_parallel.h"
-#include "train/metrics_log.h"
-#include "train/progress_bar.h"
 #include "train/trainer_common.h"
+#include "train/training_loop.h"
 
 namespace sparserl::train {
 namespace {
@@ -79,43 +77,28 @@ double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm
 lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_options& o) {
   if (data.train.empty()) throw error(o.kind + ": the training set is empty");
   const run_options& run = o.run;
-  data_parallel alone;
-  data_parallel& dp = run.parallel ? *run.parallel : alone;
-  if (o.batch_size < dp.world_size())
+  const int world = run.parallel ? run.parallel->world_size() : 1;
+  if (o.batch_size < world)
     throw error(o.kind + ": --batch-size " + std::to_string(o.batch_size) +
-                " is smaller than WORLD_SIZE " + std::to_string(dp.world_size()) +
+                " is smaller than WORLD_SIZE " + std::to_string(world) +
                 " (every rank needs a share of each batch)");
   optimizer_state opt = make_optimizer(p.trainable(false), o.optim);
-  checkpoint_store store(run.run_dir + "/checkpoints", run.keep_last);
-  const resume_point start = resume_if_asked(run, store, opt);
-  dp.broadcast_from_main(opt.params);  // identical starting weights, however each rank began
-  data_order order(static_cast<int64_t>(data.train.size()), run.seed,
-                   start.state.value("samples_consumed", int64_t{0}));
-  std::optional<metrics_log> metrics;  // rank 0 writes the run's files
-  if (dp.is_main()) metrics.emplace(run.run_dir + "/metrics.jsonl", start.step);
-  const lr_schedule schedule = make_schedule(o.optim, run.steps);
+  training_loop loop(run, o.optim, opt, o.kind, static_cast<int64_t>(data.train.size()));
+  data_parallel& dp = loop.parallel();
 
   lm_train_result result;
-  if (start.step == 0 && !data.val.empty()) {  // the baseline the run's validation loss improves on
+  if (loop.start_step() == 0 && !data.val.empty()) {  // the baseline the val loss improves on
     result.first_val_loss = evaluate_lm(p, data, data.val, o.batch_size, o.max_len, &dp);
-    if (metrics) metrics->append(0, {{"val_loss", result.first_val_loss}});
+    loop.log(0, {{"val_loss", result.first_val_loss}});
   }
   p.set_training(true);
-  progress_bar bar(o.kind, run.steps, run.progress && dp.is_main());
-  bar.update(start.step);
-  int64_t step = start.step, this_process = 0;
-  const auto state = [&] {
-    return nlohmann::json{{"samples_consumed", order.consumed()}, {"kind", o.kind}};
-  };
-  while (step < run.steps && (run.stop_after < 0 || this_process < run.stop_after)) {
+  loop.run([&](int64_t step, double lr) {
     const auto t0 = std::chrono::steady_clock::now();
-    const double lr = schedule.at(step);
-    set_learning_rate(*opt.adamw, lr);
     opt.adamw->zero_grad();
     double loss_sum = 0;
     int64_t tokens = 0;
     for (int64_t micro = 0; micro < o.grad_accum; ++micro) {
-      const std::vector<int64_t> mine = dp.shard(order.next(o.batch_size));
+      const std::vector<int64_t> mine = dp.shard(loop.order().next(o.batch_size));
       lm_step_inputs in = prepare(p, data, pick(data.train, mine), o.max_len);
       // This rank's share of the batch's trained tokens: the ranks' scaled losses add up to the
       // whole batch's mean loss (a factor of exactly 1 in a single process).
@@ -134,32 +117,29 @@ lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_optio
     dp.sum_gradients(opt.params);
     const double grad_norm = clip_gradients(opt.params, o.optim.max_grad_norm);
     opt.adamw->step();
-    ++step;
-    ++this_process;
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    nlohmann::json m = {{"loss", loss_sum / static_cast<double>(o.grad_accum)},
-                        {"lr", lr},
-                        {"grad_norm", grad_norm},
-                        {"tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9)}};
-    const bool last = step == run.steps;
-    if ((o.eval_every > 0 && step % o.eval_every == 0) || last) {
+    step_outcome out;
+    const double loss = loss_sum / static_cast<double>(o.grad_accum);
+    out.metrics = {{"loss", loss},
+                   {"lr", lr},
+                   {"grad_norm", grad_norm},
+                   {"tokens_per_s", static_cast<double>(tokens) / std::max(seconds, 1e-9)}};
+    const int64_t done = step + 1;
+    // A run without validation data logs no val_loss at all (no placeholder value to plot).
+    if (!data.val.empty() &&
+        ((o.eval_every > 0 && done % o.eval_every == 0) || done == run.steps)) {
       p.set_training(false);
-      m["val_loss"] = evaluate_lm(p, data, data.val, o.batch_size, o.max_len, &dp);
+      result.last_val_loss = evaluate_lm(p, data, data.val, o.batch_size, o.max_len, &dp);
+      out.metrics["val_loss"] = result.last_val_loss;
       p.set_training(true);
-      if (m["val_loss"].get<double>() >= 0) {
-        result.last_val_loss = m["val_loss"];
-      }
     }
-    if (metrics) metrics->append(step, m);
-    if (result.steps_done == 0) result.first_train_loss = m["loss"];
-    result.last_train_loss = m["loss"];
+    if (result.steps_done == 0) result.first_train_loss = loss;
+    result.last_train_loss = loss;
     ++result.steps_done;
-    bar.update(step, "loss " + std::to_string(m["loss"].get<double>()).substr(0, 6));
-    if (((run.checkpoint_every > 0 && step % run.checkpoint_every == 0) || last) && dp.is_main())
-      save_checkpoint(store, step, opt, state());
-  }
-  bar.finish();
+    out.progress = "loss " + std::to_string(loss).substr(0, 6);
+    return out;
+  });
   p.set_training(false);
   return result;
 }

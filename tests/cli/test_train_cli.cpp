@@ -227,6 +227,109 @@ TEST_F(train_cli, two_ranks_over_gloo_match_one_process_and_resume_in_one) {
   ASSERT_EQ(two.code, 0) << two.err;
   EXPECT_THAT(slurp(dir_ / "ppo/metrics.jsonl"), ::testing::HasSubstr("\"reward_mean\""));
   EXPECT_TRUE(fs::exists(dir_ / "ppo/final/value_head.safetensors"));
+
+  // Group-relative: each rank samples its task's whole group; rank 0 logs both ranks' counts.
+  two = run_two_ranks(
+      " train-ppo --steps 1 --batch-size 2 --samples-per-task 2 --advantage grpo --mini-batch 2 "
+      "--max-new-tokens 16 --device cpu --no-progress --model-path " +
+      path("two/final") + " -o " + path("grpo"));
+  ASSERT_EQ(two.code, 0) << two.err;
+  const nlohmann::json m = nlohmann::json::parse(slurp(dir_ / "grpo/metrics.jsonl"));
+  EXPECT_EQ(m.at("rollouts").get<double>(), 4);
+  EXPECT_EQ(m.at("groups").get<double>(), 2);
+  EXPECT_EQ(m.at("groups_tied").get<double>() + m.at("groups_used").get<double>(), 2);
+}
+
+// Group-relative PPO through the CLI: G programs per matrix, and an untrained policy's groups
+// (every program missing, all scored -1) are left out of the update and counted.
+TEST_F(train_cli, group_ppo_samples_g_per_task_and_leaves_tied_groups_out) {
+  std::string sft;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 2", sft));
+  const run_result s = run_here(sft + path("sft"));
+  ASSERT_EQ(s.code, 0) << s.err;
+  const std::string ppo =
+      "train-ppo --steps 1 --batch-size 2 --mini-batch 4 --max-new-tokens 16 "
+      "--device cpu --no-progress --model-path " +
+      path("sft/final");
+  const run_result r = run_here(ppo + " --samples-per-task 4 --advantage rloo -o " + path("ppo"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::HasSubstr("2 per step x 4 samples, advantage rloo"));
+  const nlohmann::json m = nlohmann::json::parse(slurp(dir_ / "ppo/metrics.jsonl"));
+  EXPECT_EQ(m.at("rollouts").get<double>(), 8);
+  EXPECT_EQ(m.at("groups").get<double>(), 2);
+  ASSERT_EQ(m.at("reward_std").get<double>(), 0) << "some program scored: not all groups tie";
+  EXPECT_EQ(m.at("groups_tied").get<double>(), 2);
+  EXPECT_EQ(m.at("groups_used").get<double>(), 0);
+  EXPECT_EQ(m.at("rollouts_used").get<double>(), 0);
+  EXPECT_THAT(r.out, ::testing::HasSubstr("tied groups left out 2/2"));
+
+  run_result bad = run_here(ppo + " --samples-per-task 1 --advantage grpo -o " + path("bad"));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("needs --samples-per-task >= 2"));
+  bad = run_here(ppo + " --advantage vtrace -o " + path("bad"));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("--advantage vtrace: expected rloo, grpo or gae"));
+}
+
+// evaluate-policy on three small matrices on the CPU: counts agree with the verdicts, and the
+// speed-ups (which need the GPU's timing) are null, shown as "-".
+TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_speedups) {
+  std::string sft;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 2", sft));
+  const run_result s = run_here(sft + path("sft"));
+  ASSERT_EQ(s.code, 0) << s.err;
+  fs::create_directories(dir_ / "mats");
+  ASSERT_EQ(run("matrix gen stencil2d --rows 64 -o " + path("mats/a.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen banded --rows 48 --seed 2 -o " + path("mats/b.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen random --rows 40 --density 0.1 -o " + path("mats/c.mtx")).code, 0);
+  const std::string common = "evaluate-policy --model " + path("sft/final") +
+                             " --samples 2 --max-new-tokens 16 --device cpu ";
+  const run_result r = run(common + "--matrices " + path("mats") + " -o " + path("ev"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, ::testing::HasSubstr("3 matrices x 2 samples (cpu)"));
+  EXPECT_THAT(r.out, ::testing::HasSubstr("greedy -, best of K -, heuristic -, tuned best -"));
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir_ / "ev/evaluate_policy.json"));
+  EXPECT_EQ(j.at("executor"), "cpu");
+  const nlohmann::json& sum = j.at("summary");
+  EXPECT_EQ(sum.at("matrices").get<int>(), 3);
+  EXPECT_EQ(sum.at("samples").get<int>(), 6);
+  for (const char* g : {"geomean_speedup_greedy", "geomean_speedup_best_of_k",
+                        "geomean_speedup_heuristic", "geomean_speedup_tuned"})
+    EXPECT_TRUE(sum.at(g).is_null()) << g;
+  ASSERT_EQ(j.at("matrices").size(), 3u);
+  EXPECT_EQ(j["matrices"][0]["matrix"], "a.mtx");
+  EXPECT_EQ(j["matrices"][2]["matrix"], "c.mtx");
+  int compiled = 0, correct = 0;
+  for (const nlohmann::json& m : j.at("matrices")) {
+    ASSERT_EQ(m.at("sample_verdicts").size(), 2u);
+    int mc = 0, mk = 0;
+    for (const nlohmann::json& v : m.at("sample_verdicts")) {
+      mc += v.at("compiled").get<bool>();
+      mk += v.at("correct").get<bool>();
+    }
+    EXPECT_EQ(m.at("compiled").get<int>(), mc);
+    EXPECT_EQ(m.at("correct").get<int>(), mk);
+    compiled += mc;
+    correct += mk;
+    EXPECT_TRUE(m.at("speedup_greedy").is_null());
+    EXPECT_TRUE(m.at("speedup_tuned").is_null());
+    // The heuristic's pick is judged too, and is correct on the emulator.
+    EXPECT_TRUE(m.at("heuristic_correct").get<bool>()) << m.at("heuristic_config");
+    EXPECT_FALSE(m.at("heuristic_config").get<std::string>().empty());
+  }
+  EXPECT_EQ(sum.at("compiled").get<int>(), compiled);
+  EXPECT_EQ(sum.at("correct").get<int>(), correct);
+  if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
+    EXPECT_EQ(slurp(dir_ / "ev/evaluate_policy.png").substr(1, 3), "PNG");
+  }
+
+  const run_result files = run(common + "--matrices " + path("mats/b.mtx") + " " +
+                               path("mats/a.mtx") + " -o " + path("ev2"));
+  ASSERT_EQ(files.code, 0) << files.err;
+  const nlohmann::json two = nlohmann::json::parse(slurp(dir_ / "ev2/evaluate_policy.json"));
+  ASSERT_EQ(two.at("matrices").size(), 2u);
+  EXPECT_EQ(two["matrices"][0]["matrix"], "b.mtx");
+  expect_one_line_error(common + "--matrices " + path("nowhere"), "nowhere: no such file");
 }
 
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {

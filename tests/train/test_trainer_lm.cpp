@@ -140,6 +140,12 @@ TEST(trainer_lm, pretraining_blocks_cover_the_corpus_and_train) {
   o.kind = "pretrain";
   lm_train_result r = train_lm(p, d, o);
   EXPECT_LT(r.last_train_loss, r.first_train_loss - 1.0);
+  // Without validation data no line carries a val_loss (no placeholder for the plots to draw).
+  std::ifstream in(dir.sub("run") + "/metrics.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(in, line); ++lines)
+    EXPECT_FALSE(nlohmann::json::parse(line).contains("val_loss")) << line;
+  EXPECT_EQ(lines, 15);
 }
 
 }  // namespace

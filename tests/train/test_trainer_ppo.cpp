@@ -42,8 +42,9 @@ std::vector<csr_matrix> toy_matrices() {
   return out;
 }
 
-TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
-  testing::temp_dir dir("ppo_toy");
+// A tiny policy taught by SFT to write the correct and the wrong program for each toy matrix,
+// half and half, and the PPO tasks of those matrices.
+policy sft_toy_policy(const testing::temp_dir& dir, std::vector<ppo_task>& tasks) {
   std::vector<csr_matrix> matrices = toy_matrices();
   std::vector<std::string> texts = {toy_program(true), toy_program(false)};
   for (const auto& m : matrices) texts.push_back(task_prompt(sparse_op::spmv, 1, m));
@@ -65,11 +66,24 @@ TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
   so.optim.lr = 3e-3;
   so.batch_size = 4;
   lm_train_result sr = train_lm(p, sft, so);
-  ASSERT_LT(sr.last_train_loss, 0.1) << "SFT did not converge";
-
-  std::vector<ppo_task> tasks;
+  EXPECT_LT(sr.last_train_loss, 0.1) << "SFT did not converge";
   for (size_t i = 0; i < matrices.size(); ++i)
     tasks.push_back(make_ppo_task(p, "toy" + std::to_string(i), matrices[i], sparse_op::spmv, 1));
+  return p;
+}
+
+double mean_reward(const ppo_result& r, size_t from, size_t to) {
+  double s = 0;
+  for (size_t i = from; i < to; ++i) s += r.steps[i].reward_mean;
+  return s / static_cast<double>(to - from);
+}
+
+TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
+  testing::temp_dir dir("ppo_toy");
+  std::vector<ppo_task> tasks;
+  policy p = sft_toy_policy(dir, tasks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+
   cpu_runner runner;
   evaluator judge(runner);
   ppo_options o;
@@ -93,16 +107,52 @@ TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
   for (const ppo_step_stats& st : r.steps)  // the trend, for the log
     std::cout << "reward " << st.reward_mean << " compiled " << st.compile_rate << " correct "
               << st.correct_rate << " kl " << st.kl << "\n";
-  const auto mean_of = [&](size_t from, size_t to) {
-    double s = 0;
-    for (size_t i = from; i < to; ++i) s += r.steps[i].reward_mean;
-    return s / static_cast<double>(to - from);
-  };
-  const double early = mean_of(0, 3), late = mean_of(9, 12);
+  const double early = mean_reward(r, 0, 3), late = mean_reward(r, 9, 12);
   EXPECT_GT(r.steps[0].extract_rate, 0.5) << "SFT did not teach the program format";
   EXPECT_GT(late, early + 0.25) << early << " -> " << late;
   EXPECT_GT(late, 0.8);
   EXPECT_GT(r.steps.back().correct_rate, r.steps.front().correct_rate);
+}
+
+// The same toy with group-relative advantages and no critic: 2 matrices x 4 programs a step,
+// RLOO's leave-one-out baseline; groups where all four programs agree are left out.
+TEST(trainer_ppo, rloo_groups_raise_the_mean_reward_without_a_value_head) {
+  testing::temp_dir dir("ppo_rloo");
+  std::vector<ppo_task> tasks;
+  policy p = sft_toy_policy(dir, tasks);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  cpu_runner runner;
+  evaluator judge(runner);
+  ppo_options o;
+  o.run.run_dir = dir.sub("ppo");
+  o.run.steps = 10;
+  o.run.progress = false;
+  o.run.seed = 3;
+  o.optim.lr = 3e-5;
+  o.batch_size = 2;
+  o.samples_per_task = 4;
+  o.advantage = "rloo";
+  o.mini_batch = 4;
+  o.ppo_epochs = 2;
+  o.max_new_tokens = 220;
+  o.temperature = 0.5;
+  o.kl_coef = 0.01;
+  o.reward_threads = 2;
+  ppo_result r = train_ppo(p, tasks, judge, o);
+  ASSERT_EQ(r.steps.size(), 10u);
+  double tied = 0;
+  for (const ppo_step_stats& st : r.steps) {
+    std::cout << "reward " << st.reward_mean << " correct " << st.correct_rate << " groups tied "
+              << st.groups_tied << "/" << st.groups << " used " << st.rollouts_used << "\n";
+    EXPECT_EQ(st.groups, 2);
+    EXPECT_EQ(st.value_loss, 0);  // no critic
+    EXPECT_EQ(st.rollouts_used, 4 * (st.groups - st.groups_tied));
+    tied += st.groups_tied;
+  }
+  const double early = mean_reward(r, 0, 3), late = mean_reward(r, 7, 10);
+  EXPECT_GT(late, early + 0.25) << early << " -> " << late;
+  EXPECT_GT(late, 0.8);
+  EXPECT_GT(tied, 0) << "a policy that converges ends in groups that all agree";
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+#pragma once
+// `sparserl evaluate-policy`: how a policy does per matrix against the alternatives. For every
+// matrix: K sampled programs (compile and correct rate, the best correct one's speed-up: best of
+// K), the greedy program's verdict and speed-up over cuSPARSE, and beside them the speed-ups of
+// the feature heuristic's pick (kernel/heuristic.h) and of the autotuner's best
+// (eval/autotune.h). Speed-ups need a timing executor (the GPU); on the CPU emulator they are
+// absent (null).
+//
+// Geometric means: over every matrix, a matrix whose program is not correct (or, for best of K,
+// none of whose samples is) counting 1.0x, since the library's kernel would run instead; null when
+// the column has no timed program at all.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eval/evaluator.h"
+#include "model/sampling.h"
+#include "train/policy.h"
+#include "train/policy_eval.h"
+
+namespace sparserl::train {
+
+struct policy_evaluation_options {
+  int64_t max_new_tokens = 1024;
+  int samples = 4;                             // K sampled programs per matrix
+  sampling_options sampling{0.7, 0, 0.95, 0};  // for the K samples (the greedy one is argmax)
+  int batch = 8;                               // programs generated at once
+  bool heuristic = true;                       // judge the heuristic's pick
+  bool tune = true;  // autotune each matrix (only where the executor times: the GPU)
+  int tune_threads = 1;
+  std::string executor = "cpu";  // the judge's runner: speed-ups (and tuning) only on "gpu"
+};
+
+struct matrix_evaluation {
+  std::string name;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  held_out_result greedy;
+  std::vector<held_out_result> samples;
+  int64_t compiled = 0, correct = 0;  // of the samples
+  std::optional<double> greedy_speedup, best_of_k_speedup, heuristic_speedup, tuned_speedup;
+  std::optional<bool> heuristic_correct;
+  std::string heuristic_config, tuned_config;
+};
+
+struct policy_evaluation {
+  std::vector<matrix_evaluation> matrices;
+  int samples_per_matrix = 0;
+  int64_t samples = 0, compiled = 0, correct = 0;  // over every sample of every matrix
+  int64_t greedy_compiled = 0, greedy_correct = 0;
+  std::optional<double> geomean_greedy, geomean_best_of_k, geomean_heuristic, geomean_tuned;
+  std::string executor;
+};
+
+policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix>& matrices,
+                                  evaluator& judge, const policy_evaluation_options& options);
+
+nlohmann::json to_json(const policy_evaluation& e);
+// A table: one line per matrix, then the summary; "-" where a speed-up is absent.
+std::string format_table(const policy_evaluation& e);
+
+}  // namespace sparserl::train
