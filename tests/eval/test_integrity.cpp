@@ -194,16 +194,21 @@ TEST(integrity_evaluator, fewer_than_two_checked_timed_runs_is_a_runtime_failure
   EXPECT_EQ(v.failure.rfind("runtime: the runner returned 1 timed runs", 0), 0u) << v.failure;
 }
 
-// Runs fed to the sampler as the worker does: each record filled with its run's number.
+// Runs fed to the sampler as the worker does: the caller's copy holds the latest run's data, and a
+// kept record is filled from it.
 std::vector<timed_run_check> sample(int runs, int count, uint64_t seed) {
   checked_runs sampler(count, seed);
+  int held = 0;  // the run whose data the caller's copy holds
+  auto fill = [&](timed_run_check& c) {
+    EXPECT_EQ(c.run, held);
+    c.input.assign(3, static_cast<float>(held));
+    c.output.assign(2, static_cast<float>(-held));
+  };
   for (int r = 1; r <= runs; ++r) {
-    timed_run_check& c = sampler.next_run();
-    EXPECT_EQ(c.run, r);
-    c.input.assign(3, static_cast<float>(r));
-    c.output.assign(2, static_cast<float>(-r));
+    EXPECT_EQ(sampler.run_finished(fill), r);
+    held = r;
   }
-  return sampler.take();
+  return sampler.take(fill);
 }
 
 TEST(checked_runs, keeps_the_last_run_and_others_with_their_own_data) {

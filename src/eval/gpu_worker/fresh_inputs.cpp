@@ -40,11 +40,10 @@ void fresh_inputs::enqueue(CUstream stream, CUdeviceptr input, uint64_t run) {
         "copying a timed run's input");
 }
 
-void fresh_inputs::download_last(std::vector<float>& out) const {
-  out.resize(values_);
+void fresh_inputs::copy_last(CUstream stream, CUdeviceptr out) const {
   if (values_)
-    check(cuMemcpyDtoH(out.data(), values_buffer_.get(), values_ * sizeof(float)),
-          "download of a timed run's input");
+    check(cuMemcpyDtoDAsync(out, values_buffer_.get(), values_ * sizeof(float), stream),
+          "keeping a timed run's input");
 }
 
 }  // namespace sparserl::gpu_worker

@@ -27,8 +27,9 @@ class fresh_inputs {
 
   // Enqueues on `stream`: generate run `run`'s values, copy them into `input`.
   void enqueue(CUstream stream, CUdeviceptr input, uint64_t run);
-  // The values of the run enqueued last (call after that run has finished).
-  void download_last(std::vector<float>& out) const;
+  // Enqueues on `stream`: copy the values of the run enqueued last into `out` (values() floats).
+  void copy_last(CUstream stream, CUdeviceptr out) const;
+  size_t values() const { return values_; }
 
  private:
   size_t values_;

@@ -179,17 +179,27 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
           fresh.enqueue(s, x.get(), runs++);
           poison(s);
         };
-        auto keep_outputs = [&] {  // the run has finished; outside the timed region
-          timed_run_check& c = checks.next_run();
-          fresh.download_last(c.input);
+        // The latest run's input, output and input buffer, copied on the device after the run
+        // (microseconds, outside the timed region); a run is downloaded only once it is kept.
+        device_buffer kept_input(in_bytes), kept_y(out_bytes), kept_x(in_bytes);
+        auto fill = [&](timed_run_check& c) {
+          check(cuStreamSynchronize(stream), "synchronize before keeping a timed run");
+          c.input.resize(fresh.values());
+          kept_input.download(c.input.data(), "a timed run's input");
           c.output.resize(static_cast<size_t>(q.output_length));
-          y.download(c.output.data(), "y");
-          x.download(x_back.data(), "x");
+          kept_y.download(c.output.data(), "y");
+          kept_x.download(x_back.data(), "x");
           c.input_unchanged = std::memcmp(x_back.data(), c.input.data(), in_bytes) == 0;
         };
+        auto keep_latest = [&] {  // the run has finished; outside the timed region
+          checks.run_finished(fill);
+          fresh.copy_last(stream, kept_input.get());
+          check(cuMemcpyDtoDAsync(kept_y.get(), y.get(), out_bytes, stream), "keeping y");
+          check(cuMemcpyDtoDAsync(kept_x.get(), x.get(), in_bytes, stream), "keeping x");
+        };
         reply.timing = time_on_gpu(stream, q.timing, flush ? &device.l2_flush_buffer() : nullptr,
-                                   prepare, launch_all, q.launch_timeout_s, keep_outputs);
-        reply.checked_runs = checks.take();
+                                   prepare, launch_all, q.launch_timeout_s, keep_latest);
+        reply.checked_runs = checks.take(fill);
         reply.timed = true;
         phase = trial;
       }
