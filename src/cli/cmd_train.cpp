@@ -88,6 +88,8 @@ void add_lm_command(CLI::App& app, const char* name, const char* help, bool sft)
   a->train.optim.warmup_steps = 10;
   if (!sft) a->train.max_len = 256;
   CLI::App* cmd = app.add_subcommand(name, help);
+  // The seed (Python SparseRL) spells the stage train_sft; scripts written for it keep working.
+  if (sft) cmd->alias("train_sft");
   add_model_options(cmd, a->model, true);
   add_run_options(cmd, a->train.run, a->train.optim);
   if (sft) {
@@ -174,6 +176,8 @@ void add_ppo_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "train-ppo",
       "PPO on the hierarchical reward of the harness (compile, verify, time vs cuSPARSE)");
+  // The seed's RL entry point is train_minimal; same flags (--steps, --max-nnz, --model-path).
+  cmd->alias("train_minimal");
   add_model_options(cmd, a->model, false);
   add_data_options(cmd, a->data);
   add_run_options(cmd, o.run, o.optim);

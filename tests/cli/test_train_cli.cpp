@@ -102,7 +102,8 @@ TEST_F(train_cli, the_original_commands_run_on_small_data) {
                 .code,
             0);
 
-  run_result a = run_here("train-sft --dataset-dir dataset --max-nnz 128 --steps 2 --device cpu");
+  // The seed's spelling (train_sft); the other tests here use train-sft.
+  run_result a = run_here("train_sft --dataset-dir dataset --max-nnz 128 --steps 2 --device cpu");
   ASSERT_EQ(a.code, 0) << a.err;
   EXPECT_THAT(a.out, ::testing::HasSubstr("train-sft: 2 steps"));
   EXPECT_TRUE(fs::exists(dir_ / "runs/sft/final/config.json"));
