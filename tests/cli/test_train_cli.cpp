@@ -233,7 +233,7 @@ TEST_F(train_cli, two_ranks_over_gloo_match_one_process_and_resume_in_one) {
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
   run_result r =
       run("quickstart --device cpu --matrices 8 --held-out 3 --pretrain-steps 3 --sft-steps 4 "
-          "--ppo-steps 1 --max-new-tokens 256 -o " +
+          "--ppo-steps 1 --max-new-tokens 64 -o " +
           path("qs"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("[6/8] held-out matrices after SFT"));
