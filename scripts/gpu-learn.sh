@@ -67,15 +67,17 @@ fi
 say "seed $seed, work $work, train families $TRAIN_FAMILIES, held out $HELDOUT_FAMILIES"
 t0=$SECONDS
 
-# gen_large FAMILY SEED ROWS OUT: a .mtx of FAMILY with >= MIN_NNZ nonzeros, rows doubled from
-# ROWS until it has them (each family's own defaults otherwise).
+# gen_large FAMILY SEED ROWS OUT: a .mtx of FAMILY with >= MIN_NNZ nonzeros (each family's own
+# defaults otherwise); when ROWS gives too few, the rows are scaled by the shortfall and it is
+# generated again.
 gen_large() {
   local family=$1 s=$2 rows=$3 file=$4 nnz
-  for _ in 1 2 3 4 5 6 7 8; do
+  for _ in 1 2 3 4; do
     nnz=$("$bin" matrix gen "$family" --rows "$rows" --seed "$s" -o "$file" |
       sed -n 's/.*, \([0-9]*\) nonzeros.*/\1/p')
-    [[ -n $nnz && $nnz -ge $MIN_NNZ ]] && return 0
-    rows=$((rows * 2))
+    [[ -n $nnz ]] || break
+    ((nnz >= MIN_NNZ)) && return 0
+    rows=$((rows * MIN_NNZ * 5 / (4 * (nnz > 0 ? nnz : 1)) + 1))
   done
   echo "gen_large: $family did not reach $MIN_NNZ nonzeros" >&2
   rm -f "$file"
@@ -107,13 +109,14 @@ IFS=, read -r -a held_fams <<<"$HELDOUT_FAMILIES"
 for ((i = 0; i < PPO_MATRICES; ++i)); do
   f=${train_fams[i % ${#train_fams[@]}]}
   gen_large "$f" "$((seed * 100 + i))" $((40000 + 20000 * (i / ${#train_fams[@]}))) \
-    "$work/ppo-matrices/$f-$i.mtx"
+    "$work/ppo-matrices/$f-$i.mtx" &
 done
 for f in "${held_fams[@]}"; do
   for ((i = 0; i < HELDOUT_PER_FAMILY; ++i)); do
-    gen_large "$f" "$((seed * 100 + 50 + i))" $((40000 + 15000 * i)) "$work/held-out/$f-$i.mtx"
+    gen_large "$f" "$((seed * 100 + 50 + i))" $((40000 + 15000 * i)) "$work/held-out/$f-$i.mtx" &
   done
 done
+wait  # the generators run at once, one per core
 say "matrices: $(find "$work/ppo-matrices" -name "*.mtx" | wc -l) for PPO," \
   "$(find "$work/held-out" -name "*.mtx" | wc -l) held out," \
   ">= $MIN_NNZ nonzeros each, in $((SECONDS - start)) s"
