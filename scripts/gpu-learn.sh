@@ -27,7 +27,7 @@ LABEL_NEW=${LABEL_NEW:-64}           # matrices labelled on this run (added to $
 LABEL_MAX_ROWS=${LABEL_MAX_ROWS:-65536}
 PPO_MATRICES=${PPO_MATRICES:-12}     # large reward matrices of the training families
 HELDOUT_PER_FAMILY=${HELDOUT_PER_FAMILY:-7}
-MODEL_ARGS=${MODEL_ARGS:---init-hidden 512 --init-layers 8 --init-heads 8 --init-kv-heads 4 --init-intermediate 1536 --tokenizer-vocab 8192}
+MODEL_ARGS=${MODEL_ARGS:---init-hidden 512 --init-layers 8 --init-heads 8 --init-kv-heads 4 --init-intermediate 1536}
 MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
@@ -121,11 +121,27 @@ say "matrices: $(find "$work/ppo-matrices" -name "*.mtx" | wc -l) for PPO," \
   "$(find "$work/held-out" -name "*.mtx" | wc -l) held out," \
   ">= $MIN_NNZ nonzeros each, in $((SECONDS - start)) s"
 
-# 3. Pre-training, SFT, PPO.
+# 3. Tokenizer, pre-training, SFT, PPO. The tokenizer learns the label programs (once per label)
+# besides the corpus, so programs are short in tokens (as in the CPU quickstart).
 "$bin" dataset corpus -o "$work/corpus.jsonl" --max-bytes $((4 << 20)) >"$out/corpus.log" 2>&1
+rm -rf "$work/tokenizer-texts" && mkdir -p "$work/tokenizer-texts"
+python3 - "$labels" "$work/corpus.jsonl" "$work/tokenizer-texts" <<'PY'
+import gzip, json, sys
+labels, corpus, out = sys.argv[1:]
+with gzip.open(labels, "rt") as f, open(out + "/programs.txt", "w") as o:
+    for line in f:
+        if line.strip():
+            o.write(json.loads(line)["code"] + "<|im_end|>\n")
+with open(corpus) as f, open(out + "/corpus.txt", "w") as o:
+    for line in f:
+        if line.strip():
+            o.write(json.loads(line)["text"] + "\n")
+PY
+"$bin" tokenizer train --corpus "$work/tokenizer-texts" --vocab 8192 -o "$work/tokenizer" \
+  >"$out/tokenizer.log" 2>&1 || { say "tokenizer failed: $(tail -1 "$out/tokenizer.log")"; exit 1; }
 # shellcheck disable=SC2086
 stage pretrain "$LIMIT_PRETRAIN" "$bin" pretrain --device gpu --corpus "$work/corpus.jsonl" \
-  $MODEL_ARGS --seed "$seed" --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 \
+  --tokenizer-path "$work/tokenizer" $MODEL_ARGS --seed "$seed" --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 \
   --no-progress -o "$work/pretrain" || exit 1
 stage sft "$LIMIT_SFT" "$bin" train-sft --device gpu --data "$labels" \
   --model-path "$work/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
