@@ -9,6 +9,7 @@
 #include "cli/runner_choice.h"
 #include "sparse/error.h"
 #include "train/cuda_corpus.h"
+#include "train/data_split.h"
 #include "train/dataset_build.h"
 
 namespace sparserl::cli {
@@ -16,7 +17,7 @@ namespace sparserl::cli {
 namespace {
 
 struct build_args {
-  std::string matrices, output, device = "auto", op = "spmv", label = "auto";
+  std::string matrices, output, extend, device = "auto", op = "spmv", label = "auto";
   std::vector<std::string> families;
   int64_t generate = -1;
   uint64_t seed = 1;
@@ -50,6 +51,13 @@ void run_build(build_args& a) {
   o.verify = !a.no_verify;
   o.progress = !a.no_progress;
   o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  // --extend: the earlier labels are kept as they are, and their matrices are not labelled again.
+  std::vector<train::sft_sample> earlier;
+  if (!a.extend.empty()) {
+    earlier = train::read_sft_jsonl(a.extend);
+    for (const train::sft_sample& s : earlier)
+      o.already_labelled.insert(train::matrix_structure_hash(train::to_matrix(s)));
+  }
   const std::vector<train::matrix_item> items =
       a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows, a.families)
                          : train::matrix_files(a.matrices);
@@ -61,11 +69,15 @@ void run_build(build_args& a) {
   const train::dataset_build_result r = train::build_sft_dataset(items, runner.get(), eval, o);
   for (const std::string& w : r.warnings)
     std::fprintf(stderr, "sparserl: warning: %s\n", w.c_str());
-  if (r.samples.empty()) throw error("dataset build: no matrix could be labelled");
-  train::write_sft_jsonl(a.output, r.samples);
-  std::printf("wrote %s: %zu samples (%d train, %d val), labels: %s", a.output.c_str(),
-              r.samples.size(), count_splits(r.samples, "train"), count_splits(r.samples, "val"),
-              r.method.c_str());
+  std::vector<train::sft_sample> all = earlier;
+  all.insert(all.end(), r.samples.begin(), r.samples.end());
+  if (all.empty()) throw error("dataset build: no matrix could be labelled");
+  train::write_sft_jsonl(a.output, all);
+  std::printf("wrote %s: %zu samples (%d train, %d val), labels: %s", a.output.c_str(), all.size(),
+              count_splits(all, "train"), count_splits(all, "val"), r.method.c_str());
+  if (!a.extend.empty())
+    std::printf("; %zu from %s, %zu new, %lld already labelled", earlier.size(), a.extend.c_str(),
+                r.samples.size(), static_cast<long long>(r.already_labelled));
   if (r.duplicates + r.too_large + r.unlabelled > 0)
     std::printf("; left out: %lld duplicate, %lld too large, %lld unlabelled",
                 static_cast<long long>(r.duplicates), static_cast<long long>(r.too_large),
@@ -121,6 +133,9 @@ void add_build(CLI::App& dataset) {
   cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from 16..R")
       ->capture_default_str();
   cmd->add_option("-o,--output", a->output, "The SFT JSONL (.gz compresses)")->required();
+  cmd->add_option("--extend", a->extend,
+                  "An earlier SFT JSONL: its samples are kept (written first to --output, which "
+                  "may be the same file) and its matrices are not labelled again");
   cmd->add_option("--device", a->device, "gpu, cpu or auto")->capture_default_str();
   cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
   cmd->add_option("--op", a->op, "spmv or spmm")->capture_default_str();

@@ -1,40 +1,67 @@
 // sparserl quickstart: the whole SparseRL pipeline on an embedded default, small enough for a CPU
 // machine in minutes: generated matrices -> SFT set labelled with the expert heuristic -> CUDA
-// corpus -> tokenizer -> a small Qwen3 pre-trained from scratch -> SFT -> a few PPO steps on the
-// harness's reward -> the held-out matrices judged before and after PPO, and one kernel shown.
+// corpus -> tokenizer (on the programs) -> a small Qwen3 pre-trained from scratch -> SFT -> a few
+// PPO steps on the harness's reward -> held-out matrices (another seed, families not trained on
+// among them) judged greedily before and after PPO, and one kernel shown.
 // The model and data sizes are options, so the same pipeline runs a 30-100M model on a GPU.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/runner_choice.h"
 #include "cli/train_setup.h"
 #include "eval/evaluator.h"
 #include "sparse/error.h"
+#include "sparse/generators.h"
 #include "sparse/gzip_file.h"
 #include "train/cuda_corpus.h"
+#include "train/data_split.h"
+#include "train/dataset_build.h"
 #include "train/lm_examples.h"
 #include "train/policy_eval.h"
 #include "train/program_sampler.h"
+#include "train/prompt.h"
 #include "train/trainer_ppo.h"
 
 namespace sparserl::cli {
 namespace {
 
+// The quickstart's SFT labels come from a few families whose heuristic picks are a small set of
+// fixed programs (DIA, CSR scalar/vector, BSR, ELL): a CPU-minutes model can learn to write those
+// whole. rmat and lp get csr_adaptive, whose rows-per-block constant differs per matrix (a new
+// program per matrix), so they are held out instead: a program for a family never trained on.
+const char* default_train_families = "stencil2d,stencil3d,banded,block_diagonal,fem,random,circuit";
+
 struct quickstart_args {
   std::string output = "runs/quickstart", device = "auto";
-  int64_t matrices = 16, pretrain_steps = 20, sft_steps = 60, ppo_steps = 2;
+  std::string train_families = default_train_families;
+  int64_t held_out = 12;
+  // 500 SFT steps of 4 sequences: the held-out programs are well-formed from ~400 on (300 gave
+  // 9-10 of 12 correct); docs/training.md "The CPU quickstart recipe".
+  int64_t matrices = 48, pretrain_steps = 20, sft_steps = 500, ppo_steps = 2;
   int64_t corpus_bytes = 256 << 10;
   uint64_t seed = 0;
   // The model: ~0.3M parameters by default, minutes on two CPU cores.
   int64_t hidden = 64, layers = 2, heads = 4, kv_heads = 2, intermediate = 192, vocab = 1024;
-  int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, sft_batch = 2, max_new_tokens = 1024;
-  double pretrain_lr = 2e-3, sft_lr = 2e-3, ppo_lr = 1e-4;
+  int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, sft_batch = 4;
+  int64_t max_new_tokens = 768;  // the longest training program is ~570 tokens
+  double pretrain_lr = 2e-3, sft_lr = 3e-3, ppo_lr = 1e-4;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+double mean_program_tokens(const train::policy& p, const std::vector<train::sft_sample>& samples) {
+  double sum = 0;
+  for (const train::sft_sample& s : samples)
+    sum += static_cast<double>(p.encode_text(s.code + train::program_end).size());
+  return samples.empty() ? 0 : sum / static_cast<double>(samples.size());
 }
 
 void stage(int n, const char* what) { std::printf("[%d/8] %s\n", n, what), std::fflush(stdout); }
@@ -47,20 +74,78 @@ train::run_options run_in(const quickstart_args& a, const std::string& name, int
   return r;
 }
 
-std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runner& runner) {
-  stage(1, "SFT set: generated matrices labelled with the expert heuristic, verified");
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t begin = 0; begin <= text.size();) {
+    const size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) out.push_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return out;
+}
+
+// `count` generated matrices of `families` (every family when empty), drawn from `seed`, whose
+// structures are not in `exclude`.
+std::vector<train::matrix_item> pick_matrices(int64_t count, uint64_t seed, int32_t max_rows,
+                                              const std::vector<std::string>& families,
+                                              const std::set<uint64_t>& exclude) {
+  const std::set<std::string> wanted(families.begin(), families.end());
+  const std::vector<std::string> known = generator_families();
+  for (const std::string& f : wanted)
+    if (std::find(known.begin(), known.end(), f) == known.end())
+      throw error("--train-families: unknown family " + f);
+  std::vector<train::matrix_item> out;
+  // Draw from every family and keep the wanted ones; draw more until `count` are kept.
+  for (int64_t draw = count; static_cast<int64_t>(out.size()) < count; draw *= 2) {
+    out.clear();
+    for (train::matrix_item& item : train::generated_matrices(draw, seed, max_rows)) {
+      if (static_cast<int64_t>(out.size()) == count) break;
+      if (!wanted.empty() && !wanted.count(item.family)) continue;
+      if (exclude.count(train::matrix_structure_hash(*item.matrix))) continue;
+      out.push_back(std::move(item));
+    }
+    if (draw > 64 * count + 1024)
+      throw error("quickstart: not enough distinct matrices (raise --max-rows)");
+  }
+  return out;
+}
+
+std::vector<train::sft_sample> label(const std::vector<train::matrix_item>& items,
+                                     const std::string& split, program_runner& runner) {
   train::dataset_build_options o;
   o.label = train::labeller::heuristic;
-  o.val_fraction = 0.2;
+  o.val_fraction = 0;
+  o.threads = 2;
   eval_options eval;
   eval.compile.arch = device_arch(runner);
-  train::dataset_build_result r = train::build_sft_dataset(
-      train::generated_matrices(a.matrices, a.seed + 1, static_cast<int32_t>(a.max_rows)), &runner,
-      eval, o);
-  if (r.samples.empty()) throw error("quickstart: no matrix could be labelled");
-  train::write_sft_jsonl(a.output + "/sft.jsonl", r.samples);
-  std::printf("      %zu samples -> %s/sft.jsonl\n", r.samples.size(), a.output.c_str());
+  train::dataset_build_result r = train::build_sft_dataset(items, &runner, eval, o);
+  for (train::sft_sample& s : r.samples) s.split = split;
   return r.samples;
+}
+
+// Training matrices from the training families (seed + 1); held-out matrices from every family
+// (seed + 2), none with a training matrix's structure. Both in sft.jsonl, split train / val.
+std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runner& runner) {
+  stage(1, "SFT set: generated matrices labelled with the expert heuristic, verified");
+  const int32_t rows = static_cast<int32_t>(a.max_rows);
+  const std::vector<train::matrix_item> train_items =
+      pick_matrices(a.matrices, a.seed + 1, rows, split_list(a.train_families), {});
+  std::set<uint64_t> seen;
+  for (const train::matrix_item& m : train_items)
+    seen.insert(train::matrix_structure_hash(*m.matrix));
+  const std::vector<train::matrix_item> held_items =
+      pick_matrices(a.held_out, a.seed + 2, rows, {}, seen);
+  std::vector<train::sft_sample> samples = label(train_items, "train", runner);
+  const std::vector<train::sft_sample> held = label(held_items, "val", runner);
+  if (samples.empty() || held.empty()) throw error("quickstart: no matrix could be labelled");
+  samples.insert(samples.end(), held.begin(), held.end());
+  train::write_sft_jsonl(a.output + "/sft.jsonl", samples);
+  std::set<std::string> programs;
+  for (const train::sft_sample& s : samples)
+    if (s.split == "train") programs.insert(s.code);
+  std::printf("      %zu training matrices (%zu distinct programs), %zu held out -> %s/sft.jsonl\n",
+              samples.size() - held.size(), programs.size(), held.size(), a.output.c_str());
+  return samples;
 }
 
 void run_quickstart(const quickstart_args& a) {
@@ -89,9 +174,15 @@ void run_quickstart(const quickstart_args& a) {
   m.init_heads = a.heads;
   m.init_kv_heads = a.kv_heads;
   m.init_intermediate = a.intermediate;
-  std::vector<std::string> texts = tokenizer_texts(samples);
-  texts.insert(texts.end(), corpus_text.begin(), corpus_text.end());
-  train::policy p = make_policy(m, texts, a.output, true);
+  // The tokenizer learns the training programs and prompts only (not the corpus), so its merges
+  // are the programs' words and a program is a few hundred tokens: shorter sequences to learn and
+  // to sample. The corpus is still pre-trained on, in this vocabulary.
+  std::vector<train::sft_sample> train_samples;
+  for (const train::sft_sample& s : samples)
+    if (s.split == "train") train_samples.push_back(s);
+  train::policy p = make_policy(m, tokenizer_texts(train_samples), a.output, true);
+  std::printf("      a training program is %.0f tokens on average\n",
+              mean_program_tokens(p, train_samples));
 
   stage(4, "pre-training on the corpus");
   train::lm_dataset pre;
@@ -128,7 +219,6 @@ void run_quickstart(const quickstart_args& a) {
     tasks.push_back(train::make_ppo_task(p, "qs" + std::to_string(tasks.size()),
                                          train::to_matrix(s), s.op, s.k));
   }
-  if (held_out.empty()) held_out.push_back(samples.back());
   eval_options eval;
   eval.compile.arch = device_arch(*runner);
   evaluator judge(*runner, eval);
@@ -187,7 +277,13 @@ void add_quickstart_command(CLI::App& app) {
       "PPO, and a kernel for a held-out matrix (minutes on a CPU)");
   cmd->add_option("-o,--output-dir", a->output, "Where everything goes")->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, gpu or auto")->capture_default_str();
-  cmd->add_option("--matrices", a->matrices, "Generated matrices")->capture_default_str();
+  cmd->add_option("--matrices", a->matrices, "Generated training matrices")->capture_default_str();
+  cmd->add_option("--held-out", a->held_out,
+                  "Generated held-out matrices (every family, another seed)")
+      ->capture_default_str();
+  cmd->add_option("--train-families", a->train_families,
+                  "Families of the training matrices, comma-separated (empty: every family)")
+      ->capture_default_str();
   cmd->add_option("--pretrain-steps", a->pretrain_steps, "Pre-training steps")
       ->capture_default_str();
   cmd->add_option("--sft-steps", a->sft_steps, "SFT steps")->capture_default_str();

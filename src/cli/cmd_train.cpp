@@ -3,6 +3,7 @@
 // the final policy to RUN/final (an HF directory plus the matrix projector and value head).
 #include <cstdio>
 #include <memory>
+#include <string>
 
 #include "cli/commands.h"
 #include "cli/runner_choice.h"
@@ -10,6 +11,7 @@
 #include "sparse/error.h"
 #include "train/cuda_corpus.h"
 #include "train/lm_examples.h"
+#include "train/reward_matrices.h"
 #include "train/trainer_ppo.h"
 
 namespace sparserl::cli {
@@ -117,6 +119,7 @@ struct ppo_args {
   data_args data;
   train::ppo_options ppo;
   double timeout_s = 5;
+  int64_t min_nnz = -1;  // -1: train::reward_min_nnz's default for the runner
 };
 
 void run_ppo(ppo_args& a) {
@@ -129,7 +132,18 @@ void run_ppo(ppo_args& a) {
   // Each rank judges its rollouts with its own worker set, on its own GPU.
   std::unique_ptr<program_runner> runner =
       make_runner(a.model.device, a.data.workers, a.model.cuda_index);
-  const std::vector<train::sft_sample> samples = load_samples(a.data, runner.get(), 8);
+  const int64_t min_nnz = train::reward_min_nnz(a.min_nnz, runner->name());
+  const train::reward_matrix_split reward_matrices =
+      train::keep_reward_matrices(load_samples(a.data, runner.get(), 8), min_nnz);
+  const std::vector<train::sft_sample>& samples = reward_matrices.kept;
+  if (reward_matrices.too_small > 0)
+    std::fprintf(stderr, "train-ppo: %lld matrices under --min-nnz %lld left out\n",
+                 static_cast<long long>(reward_matrices.too_small),
+                 static_cast<long long>(min_nnz));
+  if (samples.empty())
+    throw error("train-ppo: no matrix has --min-nnz " + std::to_string(min_nnz) +
+                " nonzeros (on a GPU the launch, not the program, times smaller ones; give "
+                "larger matrices or --min-nnz 0)");
   train::policy p = make_policy(a.model, {}, a.ppo.run.run_dir, true);
   std::vector<train::ppo_task> tasks;
   for (const train::sft_sample& s : samples) {
@@ -207,6 +221,11 @@ void add_ppo_command(CLI::App& app) {
   cmd->add_option("--reward-threads", o.reward_threads, "Programs judged at once")
       ->capture_default_str();
   cmd->add_option("--timeout", a->timeout_s, "Seconds per trial before a run is killed")
+      ->capture_default_str();
+  cmd->add_option("--min-nnz", a->min_nnz,
+                  "Leave out reward matrices with fewer nonzeros (-1: " +
+                      std::to_string(train::gpu_reward_min_nnz) +
+                      " on a GPU, where smaller kernels are timed by their launch; 0 on the CPU)")
       ->capture_default_str();
   cmd->callback([a] { run_ppo(*a); });
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <thread>
 
 #include "model/qwen3_init.h"
@@ -197,6 +198,9 @@ std::vector<train::sft_sample> load_samples(const data_args& a, program_runner* 
   o.label = train::labeller::heuristic;
   o.verify = runner != nullptr;
   o.val_fraction = 0.2;
+  // In memory only (nothing is written as JSONL here), so no size cap: PPO on a GPU wants large
+  // matrices (train/reward_matrices.h).
+  o.max_nnz = std::numeric_limits<int64_t>::max();
   eval_options eval;
   train::dataset_build_result r = train::build_sft_dataset(items, runner, eval, o);
   for (const std::string& w : r.warnings)

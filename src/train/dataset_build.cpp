@@ -81,7 +81,7 @@ struct outcome {
   std::optional<sft_sample> sample;
   uint64_t hash = 0;
   std::string warning;
-  enum { labelled, too_large, unlabelled } kind = labelled;
+  enum { labelled, too_large, unlabelled, already_labelled } kind = labelled;
 };
 
 class labelling {
@@ -112,6 +112,10 @@ class labelling {
       return out;
     }
     out.hash = matrix_structure_hash(m);
+    if (options_.already_labelled.count(out.hash)) {
+      out.kind = outcome::already_labelled;
+      return out;
+    }
     sft_sample s = sft_pattern_of(m);
     s.name = item.name;
     s.split = split_of(out.hash, options_.val_fraction);
@@ -247,6 +251,7 @@ dataset_build_result build_sft_dataset(const std::vector<matrix_item>& items,
     if (!o.warning.empty()) result.warnings.push_back(o.warning);
     if (o.kind == outcome::too_large) ++result.too_large;
     if (o.kind == outcome::unlabelled) ++result.unlabelled;
+    if (o.kind == outcome::already_labelled) ++result.already_labelled;
     if (!o.sample) continue;
     std::vector<size_t>& same_hash = kept_by_hash[o.hash];
     const auto twin = std::find_if(same_hash.begin(), same_hash.end(), [&](size_t j) {

@@ -11,6 +11,7 @@
 // earlier one are left out, so a pattern is never in both splits or twice in one.
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,15 @@ struct dataset_build_options {
   int64_t max_nnz = 200000;  // larger matrices are left out (their rows/cols lines get huge)
   int threads = 1;           // matrices labelled at once
   bool progress = true;      // a progress bar on stderr
+  // Structure hashes (train/data_split.h) of matrices labelled before (`dataset build --extend`):
+  // such a matrix is skipped before any labelling work and counted in `already_labelled`.
+  std::set<uint64_t> already_labelled;
 };
 
 struct dataset_build_result {
   std::vector<sft_sample> samples;    // in the items' order
   std::vector<std::string> warnings;  // one line per matrix left out
-  int64_t duplicates = 0, too_large = 0, unlabelled = 0;
+  int64_t duplicates = 0, too_large = 0, unlabelled = 0, already_labelled = 0;
   std::string method;  // e.g. "autotune on gpu", "heuristic verified on cpu"
 };
 

@@ -44,6 +44,23 @@ TEST_F(DatasetCli, GeneratedSetIsLabelledVerifiedAndTheSameOnEveryRun) {
   EXPECT_EQ(slurp(path("sft.jsonl")), slurp(path("again.jsonl")));
 }
 
+TEST_F(DatasetCli, ExtendKeepsEarlierLabelsAndLabelsOnlyNewMatrices) {
+  const std::string args = "dataset build --max-rows 64 --device cpu --no-progress ";
+  ASSERT_EQ(run(args + "--generate 4 -o " + path("first.jsonl")).code, 0);
+  // The same seed: the first 4 of these 7 matrices are the first run's.
+  const run_result r =
+      run(args + "--generate 7 --extend " + path("first.jsonl") + " -o " + path("first.jsonl"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("7 samples"));
+  EXPECT_THAT(r.out, HasSubstr("4 from " + path("first.jsonl") + ", 3 new, 4 already labelled"));
+  ASSERT_EQ(run(args + "--generate 7 -o " + path("whole.jsonl")).code, 0);
+  EXPECT_EQ(slurp(path("first.jsonl")), slurp(path("whole.jsonl")));  // same samples, same order
+  const run_result missing =
+      run(args + "--generate 2 --extend " + path("none.jsonl") + " -o " + path("x.jsonl"));
+  EXPECT_NE(missing.code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("none.jsonl"));
+}
+
 TEST_F(DatasetCli, MatrixDirectoryLabelsPassTheEvaluatorOnTheOriginalFiles) {
   fs::create_directories(path("mats"));
   ASSERT_EQ(run("matrix gen banded --rows 300 -o " + path("mats/banded.mtx")).code, 0);

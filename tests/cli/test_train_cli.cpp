@@ -8,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "cli_testing.h"
@@ -335,8 +336,8 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
 
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
   run_result r =
-      run("quickstart --device cpu --matrices 8 --pretrain-steps 3 --sft-steps 4 "
-          "--ppo-steps 1 -o " +
+      run("quickstart --device cpu --matrices 8 --held-out 3 --pretrain-steps 3 --sft-steps 4 "
+          "--ppo-steps 1 --max-new-tokens 64 -o " +
           path("qs"));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, ::testing::HasSubstr("[6/8] held-out matrices after SFT"));
@@ -346,7 +347,7 @@ TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
   const nlohmann::json report = nlohmann::json::parse(slurp(dir_ / "qs/held_out.json"));
   for (const char* when : {"after_sft", "after_ppo"}) {
     const nlohmann::json& h = report.at(when);
-    ASSERT_GE(h.at("matrices").get<int>(), 1) << when;
+    ASSERT_EQ(h.at("matrices").get<int>(), 3) << when;  // --held-out
     ASSERT_EQ(h.at("results").size(), h.at("matrices").get<size_t>()) << when;
     int compiled = 0, correct = 0;
     for (const auto& v : h.at("results")) {
@@ -361,6 +362,16 @@ TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
   EXPECT_TRUE(fs::exists(dir_ / "qs/final/config.json"));
   EXPECT_TRUE(fs::exists(dir_ / "qs/held_out.cu"));
   EXPECT_TRUE(fs::exists(dir_ / "qs/ppo/metrics.jsonl"));
+  // The held-out matrices are none of the training ones (another seed; structures compared).
+  std::set<std::string> train, val;
+  std::ifstream sft(dir_ / "qs/sft.jsonl");
+  for (std::string line; std::getline(sft, line);) {
+    const nlohmann::json s = nlohmann::json::parse(line);
+    (s.at("split") == "val" ? val : train).insert(s.at("rows").dump() + s.at("cols").dump());
+  }
+  EXPECT_EQ(train.size(), 8u);
+  EXPECT_EQ(val.size(), 3u);
+  for (const std::string& pattern : val) EXPECT_EQ(train.count(pattern), 0u);
 }
 
 }  // namespace
