@@ -9,11 +9,15 @@
 #include "sparse/error.h"
 #include "sparse/features.h"
 #include "sparse/generators.h"
+#include "structure_checks.h"
 
 namespace sparserl {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_support::same;
+using testing_support::structurally_symmetric;
+using testing_support::transpose;
 
 generator_spec spec_for(const std::string& family) {
   generator_spec s;
@@ -23,24 +27,6 @@ generator_spec spec_for(const std::string& family) {
   if (family == "random") s.density = 0.004;
   if (family == "block_diagonal" || family == "fem") s.block = 4;
   return s;
-}
-
-bool same(const csr_matrix& a, const csr_matrix& b) {
-  return a.rows == b.rows && a.cols == b.cols && a.row_ptr == b.row_ptr && a.col_idx == b.col_idx &&
-         a.values == b.values;
-}
-
-csr_matrix transpose(const csr_matrix& a) {
-  std::vector<triplet> entries;
-  for (int32_t r = 0; r < a.rows; ++r)
-    for (int32_t i = a.row_ptr[r]; i < a.row_ptr[r + 1]; ++i)
-      entries.push_back({a.col_idx[i], r, a.values[i]});
-  return csr_from_triplets(a.cols, a.rows, entries);
-}
-
-bool structurally_symmetric(const csr_matrix& a) {
-  const csr_matrix t = transpose(a);
-  return a.row_ptr == t.row_ptr && a.col_idx == t.col_idx;
 }
 
 std::vector<int32_t> sorted_row_lengths(const csr_matrix& a) {

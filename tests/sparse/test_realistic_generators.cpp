@@ -9,29 +9,20 @@
 #include "sparse/error.h"
 #include "sparse/generators.h"
 #include "sparse/node_order.h"
+#include "structure_checks.h"
 
 namespace sparserl {
 namespace {
 
 using ::testing::HasSubstr;
+using testing_support::same;
+using testing_support::structurally_symmetric;
+using testing_support::transpose;
 
 generator_spec spec_for(const std::string& family, int32_t rows = 4000) {
   generator_spec s = default_spec(family);
   s.rows = rows;
   return s;
-}
-
-csr_matrix transpose(const csr_matrix& a) {
-  std::vector<triplet> entries;
-  for (int32_t r = 0; r < a.rows; ++r)
-    for (int32_t i = a.row_ptr[r]; i < a.row_ptr[r + 1]; ++i)
-      entries.push_back({a.col_idx[i], r, a.values[i]});
-  return csr_from_triplets(a.cols, a.rows, entries);
-}
-
-bool structurally_symmetric(const csr_matrix& a) {
-  const csr_matrix t = transpose(a);
-  return a.row_ptr == t.row_ptr && a.col_idx == t.col_idx;
 }
 
 double mean_distance(const csr_matrix& a) {
