@@ -130,7 +130,8 @@ std::string read_file_decompressed(const std::string& path, size_t max_size) {
   return read_plain(path, fd.fd, file_size, max_size);
 }
 
-atomic_file_writer::atomic_file_writer(std::string path, bool gzip, std::optional<mode_t> exact_mode)
+atomic_file_writer::atomic_file_writer(std::string path, bool gzip,
+                                       std::optional<mode_t> exact_mode)
     : path_(std::move(path)), exact_mode_(exact_mode) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; attempt < 100 && fd_ < 0; ++attempt) {

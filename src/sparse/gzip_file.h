@@ -1,9 +1,8 @@
 #pragma once
 // Whole-file reads that see through gzip, and writes that never leave a half-written file behind.
 // Errors are sparserl::error "<path>: <why>" (with strerror / zlib's reason where there is one).
-#include <zlib.h>
-
 #include <sys/types.h>
+#include <zlib.h>
 
 #include <cstddef>
 #include <optional>
