@@ -1,56 +1,78 @@
 #!/usr/bin/env bash
-# On one H200 (the device tool, carry [".deps"]): the learning recipe from scratch in at most
-# ~9 minutes, then the SFT and the PPO policy judged on held-out large matrices.
-#  1. labels: `dataset build --device gpu` (each matrix's label is the tuner's fastest correct
-#     program, the whole ranking kept) over generated matrices of the training families; labels
-#     add up over runs: an existing $LABELS is extended, not rebuilt;
-#  2. reward and held-out matrices: .mtx files of >= MIN_NNZ nonzeros (the GPU reward rule,
-#     docs/training.md "Reward matrices"): PPO's from the training families, the held-out ones
-#     from families never trained on;
-#  3. pre-training on the CUDA corpus, SFT on the labels, PPO with G samples per matrix and the
-#     leave-one-out baseline (--samples-per-task 8 --advantage rloo);
-#  4. `evaluate-policy --samples 8 --device gpu` for the SFT and the PPO policy on the held-out
-#     matrices (and on every .mtx in $EVAL_MATRICES), each with its table, JSON and PNG.
-# Environment: SEED (default 1), WORK (everything the run makes; default /tmp/gpu-learn), OUT
-# (figures, plots, logs; default ./out), EVAL_MATRICES (a folder of .mtx), LABELS (the label file
-# to extend; default $WORK/labels.jsonl.gz), and the sizes below. Prints where the final policy is.
+# The learning recipe on one H200 (the device tool, carry [".deps"]): from the committed timed
+# labels, for each seed in SEEDS, a policy trained from scratch (tokenizer, pre-training, SFT,
+# group-relative PPO) and judged before and after PPO on held-out large matrices of families it
+# never trained on; then a summary over the seeds (mean and spread). docs/training.md, "The GPU
+# learning recipe", says why each size is what it is.
+#
+#  0. labels (only when LABEL_SECONDS > 0): more matrices of the training families labelled by
+#     timing (`dataset build --device gpu`: the tuner's fastest correct program, the whole ranking
+#     kept), in chunks that each extend $LABELS, until LABEL_SECONDS are spent;
+#  1. held-out matrices: HELDOUT_FAMILIES x node orders x sizes, >= MIN_NNZ nonzeros each, the same
+#     for every seed (their own generator seed);
+#  2. per seed: pre-training on the CUDA corpus, SFT on the labels, PPO (G samples per matrix,
+#     leave-one-out baseline) on the labels' training-split matrices of >= MIN_NNZ nonzeros;
+#  3. per seed: `evaluate-policy` of the SFT and the PPO policy on the held-out matrices (and on
+#     every .mtx in EVAL_MATRICES). The heuristic's and the tuned best's columns are measured once,
+#     by the first evaluation, and reused by content (`--baselines`) for the others;
+#  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
+#
+# Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only), WORK (everything the run makes; default
+# /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS (default the committed
+# data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE (gpu; cpu runs the same
+# steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and the sizes below.
+# Prints where each seed's final policy is.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
-# --- The families (set after the family registry lands: `sparserl matrix gen --help` lists them).
-# Whole families are held out: no training, SFT or PPO matrix comes from HELDOUT_FAMILIES.
-TRAIN_FAMILIES=${TRAIN_FAMILIES:-stencil2d,stencil3d,banded,block_diagonal,random,rmat}
-HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-fem,circuit,lp}
-# --- Sizes (one H200, ~9 minutes with the stage limits below).
-MIN_NNZ=${MIN_NNZ:-1000000}          # reward / held-out matrices: at least this many nonzeros
-LABEL_NEW=${LABEL_NEW:-64}           # matrices labelled on this run (added to $LABELS)
-LABEL_MAX_ROWS=${LABEL_MAX_ROWS:-65536}
-PPO_MATRICES=${PPO_MATRICES:-12}     # large reward matrices of the training families
-HELDOUT_PER_FAMILY=${HELDOUT_PER_FAMILY:-7}
+# --- Families. Whole families are held out: no label, SFT or PPO matrix comes from them.
+TRAIN_FAMILIES=${TRAIN_FAMILIES:-stencil2d,stencil3d,banded,block_diagonal,fem,random,rmat,circuit,lp,mesh2d,knn,powerlaw}
+HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-mesh3d,fem_mesh,road}
+HELDOUT_ORDERS=${HELDOUT_ORDERS:-natural,random,rcm}
+HELDOUT_SIZES=${HELDOUT_SIZES:-3}    # matrices per family and order, growing in size
+DEVICE=${DEVICE:-gpu}
+SMALL=${SMALL:-0}
+# --- Sizes (one H200: ~3 minutes a seed after the build; labels extra).
+MIN_NNZ=${MIN_NNZ:-1000000}          # PPO's and the held-out matrices: at least this many nonzeros
+LABEL_SECONDS=${LABEL_SECONDS:-0}    # > 0: label more matrices first, for about this long
+LABEL_CHUNK=${LABEL_CHUNK:-16}       # matrices per `dataset build` (each extends $LABELS)
+LABEL_MIN_ROWS=${LABEL_MIN_ROWS:-100000} LABEL_MAX_ROWS=${LABEL_MAX_ROWS:-400000}
 MODEL_ARGS=${MODEL_ARGS:---init-hidden 512 --init-layers 8 --init-heads 8 --init-kv-heads 4 --init-intermediate 1536}
 MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
-PPO_STEPS=${PPO_STEPS:-12}
-GROUP=${GROUP:-8}                    # --samples-per-task
-PPO_BATCH=${PPO_BATCH:-64}           # rollouts per step: PPO_BATCH / GROUP matrices
-EVAL_SAMPLES=${EVAL_SAMPLES:-8}
-# Stage limits in seconds (sum ~540 s without the build).
-LIMIT_LABELS=${LIMIT_LABELS:-100} LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-90}
-LIMIT_PPO=${LIMIT_PPO:-170} LIMIT_EVAL=${LIMIT_EVAL:-60}
+PPO_STEPS=${PPO_STEPS:-10}
+GROUP=${GROUP:-8}                    # --samples-per-task: programs per matrix
+PPO_MATRICES=${PPO_MATRICES:-8}      # --batch-size: matrices per step (x GROUP rollouts)
+EVAL_SAMPLES=${EVAL_SAMPLES:-4}
+SFT_BATCH=${SFT_BATCH:-16}
+MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
+WORKERS=${WORKERS:-8}
+# Stage limits in seconds: a stage over its limit is stopped and the run goes on without it.
+LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-90} LIMIT_PPO=${LIMIT_PPO:-150}
+LIMIT_EVAL=${LIMIT_EVAL:-100}
+LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes every held-out matrix
+if [[ $SMALL == 1 ]]; then  # a smoke test of every step (CPU): tiny sizes, nothing learnt
+  MIN_NNZ=0 HELDOUT_SIZES=1 LABEL_MIN_ROWS=200 LABEL_MAX_ROWS=400 LABEL_CHUNK=4
+  MODEL_ARGS="--init-hidden 64 --init-layers 2 --init-heads 2 --init-kv-heads 1 --init-intermediate 128"
+  PRETRAIN_STEPS=2 SFT_STEPS=2 PPO_STEPS=1 GROUP=2 PPO_MATRICES=2 EVAL_SAMPLES=2 WORKERS=1
+  SFT_BATCH=2 MAX_NEW_TOKENS=32 LIMIT_PRETRAIN=300 LIMIT_SFT=300 LIMIT_PPO=300 LIMIT_EVAL=300 LIMIT_EVAL_FIRST=300
+fi
 
-seed=${SEED:-1}
+seeds=${SEEDS:-${SEED:-1}}
 work=${WORK:-/tmp/gpu-learn}
 out=${OUT:-$PWD/out}
-labels=${LABELS:-$work/labels.jsonl.gz}
+labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
 mkdir -p "$out" "$work"
 bin=$PWD/build-gpu/src/cli/sparserl
+[[ $DEVICE == cpu ]] && bin=${BIN:-$PWD/build/src/cli/sparserl}
 summary=$out/learn-summary.txt
 say() { echo "gpu-learn: $*" | tee -a "$summary"; }
 # stage NAME LIMIT CMD...: runs CMD under a time limit, its output in $out/NAME.log.
 stage() {
   local name=$1 limit=$2 start=$SECONDS rc
   shift 2
+  mkdir -p "$(dirname "$out/$name.log")"
   timeout "$limit" "$@" >"$out/$name.log" 2>&1
   rc=$?
   say "$name: rc=$rc in $((SECONDS - start)) s (limit $limit s)"
@@ -58,22 +80,57 @@ stage() {
   return $rc
 }
 
-if [[ ! -x $bin ]]; then
+# On the GPU machine gpu-check.sh builds (incrementally on a warm machine, where build-gpu/ stays
+# but the carried packages are unpacked anew) and the binary needs their libraries.
+if [[ $DEVICE == gpu ]]; then
   start=$SECONDS
-  CTEST_REGEX='^$' GPU_TESTS='^$' OUT="$out/check" bash scripts/gpu-check.sh >"$out/check.log" 2>&1
-  say "build in $((SECONDS - start)) s (not counted in the recipe's time)"
+  CTEST_REGEX='^$' GPU_TESTS='^$' TARGETS="sparserl sparserl-gpu-worker sparserl-nvrtc-child" \
+    OUT="$out/check" bash scripts/gpu-check.sh >"$out/check.log" 2>&1
+  say "build in $((SECONDS - start)) s"
+  multiarch=$PWD/.deps/root/usr/lib/x86_64-linux-gnu
+  [[ -d $multiarch ]] && export LD_LIBRARY_PATH=$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 [[ -x $bin ]] || { say "no $bin: see $out/check.log"; exit 1; }
-say "seed $seed, work $work, train families $TRAIN_FAMILIES, held out $HELDOUT_FAMILIES"
+say "seeds $seeds, device $DEVICE, work $work, train families $TRAIN_FAMILIES," \
+  "held out $HELDOUT_FAMILIES ($HELDOUT_ORDERS)"
 t0=$SECONDS
 
-# gen_large FAMILY SEED ROWS OUT: a .mtx of FAMILY with >= MIN_NNZ nonzeros (each family's own
-# defaults otherwise); when ROWS gives too few, the rows are scaled by the shortfall and it is
-# generated again.
+# 0. More labels, in chunks, each extending $labels (a chunk cut short by the time limit is lost,
+# the earlier ones are kept). The generator seed follows the number of labels so far.
+if ((LABEL_SECONDS > 0)); then
+  mkdir -p "$(dirname "$labels")"
+  chunk=0
+  while ((SECONDS - t0 + 30 < LABEL_SECONDS)); do
+    earlier=0 extend=()
+    if [[ -f $labels ]]; then
+      earlier=$(gzip -cdf "$labels" | wc -l)
+      extend=(--extend "$labels")
+    fi
+    stage "labels-$chunk" $((LABEL_SECONDS - (SECONDS - t0))) "$bin" dataset build \
+      --device "$DEVICE" --generate "$LABEL_CHUNK" --families "$TRAIN_FAMILIES" \
+      --seed $((7919 + earlier)) --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" \
+      --max-nnz 20000 --workers "$WORKERS" --no-progress "${extend[@]}" \
+      -o "$work/labels.new.jsonl.gz" || break
+    mv "$work/labels.new.jsonl.gz" "$labels"
+    chunk=$((chunk + 1))
+  done
+  say "labels: $(gzip -cdf "$labels" | wc -l) in $labels after $((SECONDS - t0)) s"
+  cp "$labels" "$out/labels.jsonl.gz"
+fi
+[[ -f $labels ]] || { say "no labels in $labels (LABEL_SECONDS=300 makes some)"; exit 1; }
+
+# 1. Held-out matrices: every family x order x size, the same for every seed.
+start=$SECONDS
+held=$work/held-out
+rm -rf "$held" && mkdir -p "$held"
+IFS=, read -r -a held_fams <<<"$HELDOUT_FAMILIES"
+IFS=, read -r -a held_orders <<<"$HELDOUT_ORDERS"
+# gen_large FAMILY ORDER SEED ROWS FILE: a .mtx with >= MIN_NNZ nonzeros; when ROWS give too few,
+# the rows grow by the shortfall and it is generated again.
 gen_large() {
-  local family=$1 s=$2 rows=$3 file=$4 nnz
+  local family=$1 order=$2 s=$3 rows=$4 file=$5 nnz
   for _ in 1 2 3 4; do
-    nnz=$("$bin" matrix gen "$family" --rows "$rows" --seed "$s" -o "$file" |
+    nnz=$("$bin" matrix gen "$family" --rows "$rows" --order "$order" --seed "$s" -o "$file" |
       sed -n 's/.*, \([0-9]*\) nonzeros.*/\1/p')
     [[ -n $nnz ]] || break
     ((nnz >= MIN_NNZ)) && return 0
@@ -83,46 +140,19 @@ gen_large() {
   rm -f "$file"
   return 1
 }
-
-# 1. Labels (timing on the GPU), extending the earlier ones.
-# The generator seed follows SEED and the number of labels so far: each run adds new matrices.
-extend=()
-earlier=0
-if [[ -f $labels ]]; then
-  extend=(--extend "$labels")
-  earlier=$(gzip -cdf "$labels" | wc -l)
-fi
-stage labels "$LIMIT_LABELS" "$bin" dataset build --device gpu --generate "$LABEL_NEW" \
-  --families "$TRAIN_FAMILIES" --seed "$((seed * 100003 + earlier))" \
-  --max-rows "$LABEL_MAX_ROWS" --max-nnz 4000000 --no-progress "${extend[@]}" \
-  -o "$work/labels.new.jsonl.gz" &&
-  mv "$work/labels.new.jsonl.gz" "$labels"
-[[ -f $labels ]] || { say "no labels in $labels"; exit 1; }
-cp "$labels" "$out/labels.jsonl.gz"
-
-# 2. Large matrices: PPO's (training families) and the held-out ones (families not trained on).
-start=$SECONDS
-rm -rf "$work/ppo-matrices" "$work/held-out"
-mkdir -p "$work/ppo-matrices" "$work/held-out"
-IFS=, read -r -a train_fams <<<"$TRAIN_FAMILIES"
-IFS=, read -r -a held_fams <<<"$HELDOUT_FAMILIES"
-for ((i = 0; i < PPO_MATRICES; ++i)); do
-  f=${train_fams[i % ${#train_fams[@]}]}
-  gen_large "$f" "$((seed * 100 + i))" $((40000 + 20000 * (i / ${#train_fams[@]}))) \
-    "$work/ppo-matrices/$f-$i.mtx" &
-done
+base_rows=100000
+[[ $SMALL == 1 ]] && base_rows=300
 for f in "${held_fams[@]}"; do
-  for ((i = 0; i < HELDOUT_PER_FAMILY; ++i)); do
-    gen_large "$f" "$((seed * 100 + 50 + i))" $((40000 + 15000 * i)) "$work/held-out/$f-$i.mtx" &
+  for o in "${held_orders[@]}"; do
+    for ((i = 0; i < HELDOUT_SIZES; ++i)); do
+      gen_large "$f" "$o" $((1000 + i)) $((base_rows * (2 + i) / 2)) "$held/$f-$o-$i.mtx" &
+    done
   done
+  wait  # a family's matrices at once
 done
-wait  # the generators run at once, one per core
-say "matrices: $(find "$work/ppo-matrices" -name "*.mtx" | wc -l) for PPO," \
-  "$(find "$work/held-out" -name "*.mtx" | wc -l) held out," \
-  ">= $MIN_NNZ nonzeros each, in $((SECONDS - start)) s"
+say "held-out matrices: $(find "$held" -name "*.mtx" | wc -l), in $((SECONDS - start)) s"
 
-# 3. Tokenizer, pre-training, SFT, PPO. The tokenizer learns the label programs (once per label)
-# besides the corpus, so programs are short in tokens (as in the CPU quickstart).
+# 2-3. The corpus and the tokenizer (data, the same for every seed), then each seed's policy.
 "$bin" dataset corpus -o "$work/corpus.jsonl" --max-bytes $((4 << 20)) >"$out/corpus.log" 2>&1
 rm -rf "$work/tokenizer-texts" && mkdir -p "$work/tokenizer-texts"
 python3 - "$labels" "$work/corpus.jsonl" "$work/tokenizer-texts" <<'PY'
@@ -139,42 +169,58 @@ with open(corpus) as f, open(out + "/corpus.txt", "w") as o:
 PY
 "$bin" tokenizer train --corpus "$work/tokenizer-texts" --vocab 8192 -o "$work/tokenizer" \
   >"$out/tokenizer.log" 2>&1 || { say "tokenizer failed: $(tail -1 "$out/tokenizer.log")"; exit 1; }
-# shellcheck disable=SC2086
-stage pretrain "$LIMIT_PRETRAIN" "$bin" pretrain --device gpu --corpus "$work/corpus.jsonl" \
-  --tokenizer-path "$work/tokenizer" $MODEL_ARGS --seed "$seed" --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 \
-  --no-progress -o "$work/pretrain" || exit 1
-stage sft "$LIMIT_SFT" "$bin" train-sft --device gpu --data "$labels" \
-  --model-path "$work/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
-  --steps "$SFT_STEPS" --batch-size 16 --lr 5e-4 --no-progress -o "$work/sft" || exit 1
-stage ppo "$LIMIT_PPO" "$bin" train-ppo --device gpu --model-path "$work/sft/final" \
-  --tokenizer-path "$work/sft/final" --dataset-dir "$work/ppo-matrices" --min-nnz "$MIN_NNZ" \
-  --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" --samples-per-task "$GROUP" \
-  --advantage rloo --batch-size "$PPO_BATCH" --mini-batch 16 --ppo-epochs 1 --lr 2e-5 \
-  --max-new-tokens 1024 --reward-threads 16 --workers 8 --no-progress -o "$work/ppo"
-ppo_rc=$?
-final=$work/ppo/final
-[[ $ppo_rc == 0 && -d $final ]] || final=$work/sft/final
-say "training done in $((SECONDS - t0)) s"
 
-# 4. Both policies on the held-out matrices (and EVAL_MATRICES), the same report for each.
-evaluate() {  # NAME MODEL MATRICES...
+# BASELINES: an earlier evaluate_policy.json on these held-out matrices (by content) spares the
+# first evaluation its tuning.
+baselines=()
+[[ -n ${BASELINES:-} ]] && baselines=(--baselines "$BASELINES")
+evaluate() {  # NAME MODEL MATRICES...: evaluate-policy, its report in $out/NAME/
   local name=$1 model=$2
   shift 2
-  stage "eval-$name" "$LIMIT_EVAL" "$bin" evaluate-policy --model "$model" --matrices "$@" \
-    --samples "$EVAL_SAMPLES" --device gpu --max-nnz "$MAX_NNZ_EMBED" -o "$out/eval-$name"
+  local limit=$LIMIT_EVAL
+  ((${#baselines[@]} == 0)) && limit=$LIMIT_EVAL_FIRST
+  stage "$name/eval" "$limit" "$bin" evaluate-policy --model "$model" --matrices "$@" \
+    --samples "$EVAL_SAMPLES" --max-new-tokens "$MAX_NEW_TOKENS" --device "$DEVICE" --workers "$WORKERS" --seed "$seed" \
+    "${baselines[@]}" -o "$out/$name"
 }
-evaluate sft "$work/sft/final" "$work/held-out"
-[[ -d $work/ppo/final ]] && evaluate ppo "$work/ppo/final" "$work/held-out"
-if [[ -n ${EVAL_MATRICES:-} ]]; then
-  evaluate sft-extra "$work/sft/final" "$EVAL_MATRICES"
-  [[ -d $work/ppo/final ]] && evaluate ppo-extra "$work/ppo/final" "$EVAL_MATRICES"
-fi
-say "recipe (labels to evaluation) in $((SECONDS - t0)) s"
-
-for run in pretrain sft ppo; do
-  [[ -f $work/$run/metrics.jsonl ]] || continue
-  cp "$work/$run/metrics.jsonl" "$out/$run-metrics.jsonl"
-  "$bin" plot "$work/$run" >/dev/null 2>&1 &&
-    { mkdir -p "$out/plots/$run" && cp "$work/$run"/plots/*.png "$out/plots/$run/"; }
+for seed in $seeds; do
+  s0=$SECONDS
+  run=$work/seed-$seed
+  rm -rf "$run" && mkdir -p "$run"
+  # shellcheck disable=SC2086
+  stage "seed-$seed/pretrain" "$LIMIT_PRETRAIN" "$bin" pretrain --device "$DEVICE" \
+    --corpus "$work/corpus.jsonl" --tokenizer-path "$work/tokenizer" $MODEL_ARGS --seed "$seed" \
+    --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 --no-progress \
+    -o "$run/pretrain" || continue
+  stage "seed-$seed/sft" "$LIMIT_SFT" "$bin" train-sft --device "$DEVICE" --data "$labels" \
+    --model-path "$run/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
+    --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --no-progress -o "$run/sft" || continue
+  evaluate "seed-$seed/eval-sft" "$run/sft/final" "$held"
+  # The first evaluation measured the baselines; every later one reuses them by matrix content.
+  [[ ${#baselines[@]} == 0 && -f $out/seed-$seed/eval-sft/evaluate_policy.json ]] &&
+    cp "$out/seed-$seed/eval-sft/evaluate_policy.json" "$work/baselines.json" &&
+    baselines=(--baselines "$work/baselines.json")
+  ((PPO_STEPS > 0)) && stage "seed-$seed/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
+    --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$labels" \
+    --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
+    --samples-per-task "$GROUP" --advantage rloo --batch-size "$PPO_MATRICES" --mini-batch 16 \
+    --ppo-epochs 1 --lr 2e-5 --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
+    --no-progress -o "$run/ppo"
+  cp "$run/ppo/metrics.jsonl" "$out/seed-$seed/ppo-metrics.jsonl" 2>/dev/null
+  cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null
+  if [[ -d $run/ppo/final ]]; then
+    evaluate "seed-$seed/eval-ppo" "$run/ppo/final" "$held"
+    say "seed $seed: final policy $run/ppo/final"
+  else
+    say "seed $seed: no PPO policy (see $out/seed-$seed/ppo.log); final policy $run/sft/final"
+  fi
+  if [[ -n ${EVAL_MATRICES:-} ]]; then
+    evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"
+    [[ -d $run/ppo/final ]] && evaluate "seed-$seed/eval-ppo-extra" "$run/ppo/final" "$EVAL_MATRICES"
+  fi
+  say "seed $seed: $((SECONDS - s0)) s"
 done
-say "final policy: $final"
+say "recipe in $((SECONDS - t0)) s"
+py=python3
+python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
+"$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"

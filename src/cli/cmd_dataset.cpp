@@ -21,7 +21,7 @@ struct build_args {
   std::vector<std::string> families;
   int64_t generate = -1;
   uint64_t seed = 1;
-  int32_t max_rows = 256;
+  int32_t max_rows = 256, min_rows = 16;
   int threads = 0, workers = 1;
   bool no_verify = false, no_progress = false;
   train::dataset_build_options build;
@@ -55,11 +55,11 @@ void run_build(build_args& a) {
   std::vector<train::sft_sample> earlier;
   if (!a.extend.empty()) {
     earlier = train::read_sft_jsonl(a.extend);
-    for (const train::sft_sample& s : earlier)
-      o.already_labelled.insert(train::matrix_structure_hash(train::to_matrix(s)));
+    o.already_labelled = train::structure_hashes(earlier, o.threads);
   }
   const std::vector<train::matrix_item> items =
-      a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows, a.families)
+      a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows, a.families,
+                                                     a.min_rows, o.threads)
                          : train::matrix_files(a.matrices);
   // Unverified heuristic labels need no executor at all.
   std::unique_ptr<program_runner> runner;
@@ -130,7 +130,9 @@ void add_build(CLI::App& dataset) {
                   "`sparserl matrix families` lists all)")
       ->delimiter(',');
   cmd->add_option("--seed", a->seed, "--generate: the seed")->capture_default_str();
-  cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from 16..R")
+  cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from --min-rows..R")
+      ->capture_default_str();
+  cmd->add_option("--min-rows", a->min_rows, "--generate: the fewest rows drawn")
       ->capture_default_str();
   cmd->add_option("-o,--output", a->output, "The SFT JSONL (.gz compresses)")->required();
   cmd->add_option("--extend", a->extend,
@@ -146,7 +148,9 @@ void add_build(CLI::App& dataset) {
                   "auto (tune on a GPU, heuristic on the CPU), tune or heuristic")
       ->capture_default_str();
   cmd->add_flag("--no-verify", a->no_verify, "Heuristic labels: skip checking them on the device");
-  cmd->add_option("--max-nnz", a->build.max_nnz, "Leave out larger matrices")
+  cmd->add_option("--max-nnz", a->build.max_nnz,
+                  "Larger .mtx matrices are left out; larger generated ones are written as their "
+                  "generator's recipe (\"generator\", no coordinates)")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "Matrices labelled at once (0: one per core)")
       ->capture_default_str();

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 struct evaluate_policy_args {
   model_args model;
   std::vector<std::string> matrices;
-  std::string op = "spmv", output = "runs/evaluate_policy";
+  std::string op = "spmv", output = "runs/evaluate_policy", baselines;
   int k = 64, workers = 1;
   train::policy_evaluation_options eval;
 };
@@ -77,6 +77,20 @@ void run_evaluate_policy(evaluate_policy_args& a) {
   const std::optional<sparse_op> op = parse_op(a.op);
   if (!op) throw error("--op " + a.op + ": expected spmv or spmm");
   if (a.eval.samples < 1) throw error("--samples must be at least 1");
+  if (!a.baselines.empty()) {
+    const std::string text = read_file_decompressed(a.baselines, size_t{256} << 20);
+    nlohmann::json earlier;
+    try {
+      earlier = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw error(a.baselines + ": not JSON: " + e.what());
+    }
+    try {
+      a.eval.baselines = train::baselines_from_json(earlier);
+    } catch (const error& e) {
+      throw error(a.baselines + ": " + e.what());
+    }
+  }
   const std::vector<fs::path> paths = matrix_paths(a.matrices);
   std::vector<csr_matrix> matrices;
   for (const fs::path& p : paths) matrices.push_back(read_matrix_market(p.string()));
@@ -133,6 +147,9 @@ void add_evaluate_policy_command(CLI::App& app) {
   cmd->add_option("--device", a->model.device, "cpu, gpu or auto")->capture_default_str();
   cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
   cmd->add_flag("!--no-tune", a->eval.tune, "Skip autotuning (no tuned-best column)");
+  cmd->add_option("--baselines", a->baselines,
+                  "An earlier evaluate_policy.json: the heuristic's and tuned best's columns of "
+                  "the same matrices (by content) are taken from it instead of measured again");
   cmd->add_option("-o,--output", a->output, "Directory for evaluate_policy.json and .png")
       ->capture_default_str();
   cmd->callback([a] { run_evaluate_policy(*a); });

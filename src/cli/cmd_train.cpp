@@ -11,6 +11,7 @@
 #include "sparse/error.h"
 #include "train/cuda_corpus.h"
 #include "train/lm_examples.h"
+#include "train/parallel_for.h"
 #include "train/reward_matrices.h"
 #include "train/trainer_ppo.h"
 
@@ -145,12 +146,16 @@ void run_ppo(ppo_args& a) {
                 " nonzeros (on a GPU the launch, not the program, times smaller ones; give "
                 "larger matrices or --min-nnz 0)");
   train::policy p = make_policy(a.model, {}, a.ppo.run.run_dir, true);
-  std::vector<train::ppo_task> tasks;
-  for (const train::sft_sample& s : samples) {
-    if (s.split == "val") continue;  // held out for evaluation
-    const std::string id = s.name.empty() ? "sample" + std::to_string(tasks.size()) : s.name;
-    tasks.push_back(train::make_ppo_task(p, id, train::to_matrix(s), s.op, s.k));
-  }
+  std::vector<const train::sft_sample*> used;
+  for (const train::sft_sample& s : samples)
+    if (s.split != "val") used.push_back(&s);  // the val split is held out for evaluation
+  // Matrices remade from their generators (where stored so) and encoded in parallel.
+  std::vector<train::ppo_task> tasks(used.size());
+  train::parallel_for(used.size(), train::hardware_threads(), [&](size_t i) {
+    const train::sft_sample& s = *used[i];
+    const std::string id = s.name.empty() ? "sample" + std::to_string(i) : s.name;
+    tasks[i] = train::make_ppo_task(p, id, train::to_matrix(s), s.op, s.k);
+  });
   eval_options eval;
   eval.compile.arch = device_arch(*runner);
   eval.limits.launch_timeout_s = a.timeout_s;

@@ -14,6 +14,7 @@
 #include "sparse/error.h"
 #include "text/bpe_trainer.h"
 #include "train/lm_examples.h"
+#include "train/parallel_for.h"
 #include "train/prompt.h"
 
 namespace fs = std::filesystem;
@@ -213,7 +214,7 @@ std::vector<std::string> tokenizer_texts(const std::vector<train::sft_sample>& s
   std::vector<std::string> out;
   for (const train::sft_sample& s : samples) {
     out.push_back(s.code + train::program_end);
-    out.push_back(train::task_prompt(s.op, s.k, train::to_matrix(s)));
+    out.push_back(train::task_prompt(s.op, s.k, s.n_rows, s.n_cols, s.nnz()));
   }
   return out;
 }
@@ -221,11 +222,16 @@ std::vector<std::string> tokenizer_texts(const std::vector<train::sft_sample>& s
 train::lm_dataset sft_lm_dataset(const train::policy& p,
                                  const std::vector<train::sft_sample>& samples) {
   train::lm_dataset d;
-  for (const train::sft_sample& s : samples) {
-    const csr_matrix m = train::to_matrix(s);
-    const int64_t index = static_cast<int64_t>(d.prefixes.size());
-    d.prefixes.push_back(p.encode(m));
-    train::lm_example e = train::make_sft_example(p, s.op, s.k, m, s.code, index);
+  // The matrices (remade from their generators where stored so) and their encodings in parallel:
+  // large ones take a pass each; neither is kept beyond its encoding.
+  d.prefixes.resize(samples.size());
+  train::parallel_for(samples.size(), train::hardware_threads(),
+                      [&](size_t i) { d.prefixes[i] = p.encode(train::to_matrix(samples[i])); });
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const train::sft_sample& s = samples[i];
+    train::lm_example e =
+        train::make_sft_example(p, train::task_prompt(s.op, s.k, s.n_rows, s.n_cols, s.nnz()),
+                                s.code, static_cast<int64_t>(i));
     (s.split == "val" ? d.val : d.train).push_back(std::move(e));
   }
   if (d.train.empty()) throw error("no training samples (every sample is in the val split)");

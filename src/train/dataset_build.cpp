@@ -1,15 +1,11 @@
 #include "train/dataset_build.h"
 
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <filesystem>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
-#include <thread>
 
 #include "eval/autotune.h"
 #include "kernel/expert_library.h"
@@ -18,6 +14,7 @@
 #include "sparse/features.h"
 #include "sparse/matrix_market.h"
 #include "train/data_split.h"
+#include "train/parallel_for.h"
 #include "train/progress_bar.h"
 
 namespace sparserl::train {
@@ -46,10 +43,10 @@ struct draw {
   }
 };
 
-generator_spec random_spec(const std::string& family, draw& d, int32_t max_rows) {
+generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows, int32_t max_rows) {
   generator_spec s;
   s.family = family;
-  s.rows = static_cast<int32_t>(d.in(16, std::max<int32_t>(16, max_rows)));
+  s.rows = static_cast<int32_t>(d.in(min_rows, std::max(min_rows, max_rows)));
   s.seed = d.rng();
   find_family(family).vary(s, [&d](int64_t lo, int64_t hi) { return d.in(lo, hi); });
   s.avg_degree = d.real(2, 16);
@@ -105,7 +102,7 @@ class labelling {
   outcome label(const matrix_item& item) {
     outcome out;
     const csr_matrix m = item.load();
-    if (m.nnz() > options_.max_nnz) {
+    if (m.nnz() > options_.max_nnz && !item.spec) {
       out.kind = outcome::too_large;
       out.warning = item.name + ": " + std::to_string(m.nnz()) + " nonzeros, more than --max-nnz " +
                     std::to_string(options_.max_nnz) + "; left out";
@@ -122,6 +119,10 @@ class labelling {
     s.op = options_.op;
     s.k = options_.op == sparse_op::spmm ? options_.k : 1;
     if (!item.family.empty()) s.extra["family"] = item.family;
+    if (item.spec) {
+      s.generator = item.spec;
+      if (m.nnz() > options_.max_nnz) store_by_generator(s, *item.spec, m);
+    }
     const eval_task task{s.op, &m, s.k, "dataset:" + item.name};
     const std::string failure = tune_ ? tuned(task, s) : heuristic(task, m, s);
     if (!failure.empty()) {
@@ -181,36 +182,62 @@ std::vector<matrix_item> matrix_files(const std::string& dir) {
   std::sort(paths.begin(), paths.end());
   std::vector<matrix_item> items;
   for (const fs::path& p : paths)
-    items.push_back({fs::relative(p, dir).generic_string(), p.string(), nullptr, ""});
+    items.push_back({fs::relative(p, dir).generic_string(), p.string(), nullptr, "", std::nullopt});
   return items;
 }
 
 std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows,
-                                            std::vector<std::string> families) {
+                                            std::vector<std::string> families, int32_t min_rows,
+                                            int threads) {
   if (count < 0) throw error("--generate " + std::to_string(count) + ": expected >= 0");
-  if (max_rows < 16) throw error("--max-rows " + std::to_string(max_rows) + ": expected >= 16");
+  if (min_rows < 16) throw error("--min-rows " + std::to_string(min_rows) + ": expected >= 16");
+  if (max_rows < min_rows)
+    throw error("--max-rows " + std::to_string(max_rows) + ": expected >= --min-rows " +
+                std::to_string(min_rows));
   if (families.empty()) families = classic_families();
   for (const std::string& f : families) find_family(f);  // one clear error for a typo
+  if (threads <= 0) threads = hardware_threads();
+  // Attempt a's spec depends only on (seed, a), so the matrices can be made in parallel, a round
+  // of attempts at a time, and still come out the same on every machine and thread count.
   std::vector<matrix_item> items;
   std::set<uint64_t> seen;
-  // Small grids repeat (a stencil has no randomness): draw again, up to a bound, so the set has
-  // `count` distinct matrices whenever the families can give them.
-  for (int64_t attempt = 0;
-       static_cast<int64_t>(items.size()) < count && attempt < 20 * count + 100; ++attempt) {
-    const std::string& family = families[static_cast<size_t>(attempt) % families.size()];
-    draw d{std::mt19937_64(seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(attempt))};
-    const generator_spec spec = random_spec(family, d, max_rows);
-    auto m = std::make_shared<csr_matrix>(generate_matrix(spec));
-    if (!seen.insert(matrix_structure_hash(*m)).second) continue;
-    char name[96];
-    std::snprintf(name, sizeof name, "gen-%05zu-%s-%dx%d", items.size(), family.c_str(), m->rows,
-                  m->cols);
-    items.push_back({name, "", std::move(m), family});
+  const int64_t max_attempts = 20 * count + 100;
+  for (int64_t first = 0; static_cast<int64_t>(items.size()) < count && first < max_attempts;) {
+    const int64_t round = std::min<int64_t>(count - static_cast<int64_t>(items.size()) + threads,
+                                            max_attempts - first);
+    std::vector<generator_spec> specs(static_cast<size_t>(round));
+    std::vector<std::shared_ptr<csr_matrix>> made(specs.size());
+    for (int64_t i = 0; i < round; ++i) {
+      const int64_t attempt = first + i;
+      const std::string& family = families[static_cast<size_t>(attempt) % families.size()];
+      draw d{std::mt19937_64(seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(attempt))};
+      specs[static_cast<size_t>(i)] = random_spec(family, d, min_rows, max_rows);
+    }
+    parallel_for(specs.size(), threads, [&](size_t i) {
+      made[i] = std::make_shared<csr_matrix>(generate_matrix(specs[i]));
+    });
+    for (size_t i = 0; i < made.size() && static_cast<int64_t>(items.size()) < count; ++i) {
+      // Small grids repeat (a stencil has no randomness): such a draw is skipped, up to a bound,
+      // so the set has `count` distinct matrices whenever the families can give them.
+      if (!seen.insert(matrix_structure_hash(*made[i])).second) continue;
+      char name[96];
+      std::snprintf(name, sizeof name, "gen-%05zu-%s-%dx%d", items.size(), specs[i].family.c_str(),
+                    made[i]->rows, made[i]->cols);
+      items.push_back({name, "", std::move(made[i]), specs[i].family, specs[i]});
+    }
+    first += round;
   }
   if (static_cast<int64_t>(items.size()) < count)
     throw error("--generate " + std::to_string(count) + ": only " + std::to_string(items.size()) +
                 " distinct matrices with --max-rows " + std::to_string(max_rows));
   return items;
+}
+
+std::set<uint64_t> structure_hashes(const std::vector<sft_sample>& samples, int threads) {
+  std::vector<uint64_t> hashes(samples.size());
+  parallel_for(samples.size(), threads,
+               [&](size_t i) { hashes[i] = matrix_structure_hash(to_matrix(samples[i])); });
+  return {hashes.begin(), hashes.end()};
 }
 
 dataset_build_result build_sft_dataset(const std::vector<matrix_item>& items,
@@ -220,27 +247,10 @@ dataset_build_result build_sft_dataset(const std::vector<matrix_item>& items,
   labelling labeller(runner, eval, options);
   std::vector<outcome> outcomes(items.size());
   progress_bar bar("labelling", static_cast<int64_t>(items.size()), options.progress);
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr first_error;
-  std::mutex error_mutex;
-  auto work = [&] {
-    for (size_t i = next++; i < items.size() && !failed; i = next++) {
-      try {
-        outcomes[i] = labeller.label(items[i]);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(error_mutex);
-        if (!first_error) first_error = std::current_exception();
-        failed = true;
-      }
-      bar.advance();
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, options.threads); ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  if (first_error) std::rethrow_exception(first_error);
+  parallel_for(items.size(), options.threads, [&](size_t i) {
+    outcomes[i] = labeller.label(items[i]);
+    bar.advance();
+  });
   bar.finish();
 
   dataset_build_result result;

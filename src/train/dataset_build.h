@@ -11,6 +11,7 @@
 // earlier one are left out, so a pattern is never in both splits or twice in one.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,6 +30,7 @@ struct matrix_item {
   std::string path;                          // "" for in-memory
   std::shared_ptr<const csr_matrix> matrix;  // set for in-memory
   std::string family;                        // the generator family, "" for files
+  std::optional<generator_spec> spec;        // what made a generated matrix
   csr_matrix load() const;
 };
 
@@ -37,11 +39,13 @@ struct matrix_item {
 std::vector<matrix_item> matrix_files(const std::string& dir);
 
 // `count` distinct generated matrices cycling through every generator family, with rows drawn
-// from [16, max_rows] and each family's parameters (stencil points, band width, block size,
+// from [min_rows, max_rows] and each family's parameters (stencil points, band width, block size,
 // degree, density) from `seed`. The same arguments give the same matrices on every machine.
 // `families` empty: the classic families (sparse/generators.h); else the named ones, in turn.
+// Generated on `threads` threads (0: one per core).
 std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows = 256,
-                                            std::vector<std::string> families = {});
+                                            std::vector<std::string> families = {},
+                                            int32_t min_rows = 16, int threads = 1);
 
 enum class labeller { automatic, autotune, heuristic };  // automatic: autotune on a GPU runner
 
@@ -50,10 +54,12 @@ struct dataset_build_options {
   int32_t k = 32;  // SpMM columns
   double val_fraction = 0.1;
   labeller label = labeller::automatic;
-  bool verify = true;        // heuristic labels: check them on the runner
-  int64_t max_nnz = 200000;  // larger matrices are left out (their rows/cols lines get huge)
-  int threads = 1;           // matrices labelled at once
-  bool progress = true;      // a progress bar on stderr
+  bool verify = true;  // heuristic labels: check them on the runner
+  // Larger matrices from files are left out (their rows/cols lines get huge); larger generated
+  // ones are stored by their generator alone (sft_data.h), every smaller one with its coordinates.
+  int64_t max_nnz = 200000;
+  int threads = 1;       // matrices labelled at once
+  bool progress = true;  // a progress bar on stderr
   // Structure hashes (train/data_split.h) of matrices labelled before (`dataset build --extend`):
   // such a matrix is skipped before any labelling work and counted in `already_labelled`.
   std::set<uint64_t> already_labelled;
@@ -65,6 +71,10 @@ struct dataset_build_result {
   int64_t duplicates = 0, too_large = 0, unlabelled = 0, already_labelled = 0;
   std::string method;  // e.g. "autotune on gpu", "heuristic verified on cpu"
 };
+
+// The structure hashes (train/data_split.h) of earlier samples, for `already_labelled`; samples
+// stored by their generator are remade, on `threads` threads.
+std::set<uint64_t> structure_hashes(const std::vector<sft_sample>& samples, int threads);
 
 // `runner` may be null for unverified heuristic labels. `eval` configures the evaluator (arch,
 // trials, limits).

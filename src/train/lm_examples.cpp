@@ -4,11 +4,11 @@
 
 namespace sparserl::train {
 
-lm_example make_sft_example(const policy& p, sparse_op op, int32_t k, const csr_matrix& matrix,
-                            const std::string& code, int64_t prefix_index) {
+lm_example make_sft_example(const policy& p, const std::string& prompt, const std::string& code,
+                            int64_t prefix_index) {
   lm_example e;
   e.prefix_index = prefix_index;
-  e.ids = p.encode_text(task_prompt(op, k, matrix));
+  e.ids = p.encode_text(prompt);
   e.loss_mask.assign(e.ids.size(), 0);
   std::vector<int32_t> answer = p.encode_text(code + program_end);
   answer.push_back(p.eos_id());

@@ -12,8 +12,9 @@
 
 namespace sparserl::train {
 
-lm_example make_sft_example(const policy& p, sparse_op op, int32_t k, const csr_matrix& matrix,
-                            const std::string& code, int64_t prefix_index);
+// The prompt (train/prompt.h) then the program, the loss on the program and its end only.
+lm_example make_sft_example(const policy& p, const std::string& prompt, const std::string& code,
+                            int64_t prefix_index);
 
 // Blocks of block_len tokens (the last partial block is kept when it has >= 2 tokens).
 std::vector<lm_example> make_pretrain_blocks(const policy& p, const std::vector<std::string>& docs,

@@ -7,6 +7,7 @@
 #include "eval/autotune.h"
 #include "kernel/expert_library.h"
 #include "kernel/heuristic.h"
+#include "sparse/content_hash.h"
 #include "sparse/error.h"
 #include "sparse/features.h"
 
@@ -44,23 +45,38 @@ std::string speedup_cell(const std::optional<double>& v) {
   return buf;
 }
 
-void judge_baselines(evaluator& judge, const eval_matrix& task, const policy_evaluation_options& o,
-                     bool timing, matrix_evaluation& m) {
+matrix_baselines judge_baselines(evaluator& judge, const eval_matrix& task,
+                                 const policy_evaluation_options& o, bool timing) {
+  matrix_baselines b;
   const eval_task et{task.op, task.matrix, task.k, task.name};
   if (o.heuristic) {
     const expert_config c = pick_heuristic(task.op, compute_features(*task.matrix), task.k);
     const verdict v = judge.evaluate_program(et, emit_program(c));
-    m.heuristic_config = c.describe();
-    m.heuristic_correct = v.correct;
-    m.heuristic_speedup = timed_speedup(v);
+    b.heuristic_config = c.describe();
+    b.heuristic_correct = v.correct;
+    b.heuristic_speedup = timed_speedup(v);
   }
   if (o.tune && timing) {
+    b.tuned = true;
     const tune_result t = autotune(judge, et, o.tune_threads);
     if (const tuned_candidate* best = t.best()) {
-      m.tuned_config = best->config.describe();
-      m.tuned_speedup = timed_speedup(best->result);
+      b.tuned_config = best->config.describe();
+      b.tuned_speedup = timed_speedup(best->result);
     }
   }
+  return b;
+}
+
+std::optional<double> optional_number(const nlohmann::json& j, const char* field) {
+  const auto it = j.find(field);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) throw error(std::string("baselines: '") + field + "' is not a number");
+  return it->get<double>();
+}
+
+std::string optional_text(const nlohmann::json& j, const char* field) {
+  const auto it = j.find(field);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
 }
 
 }  // namespace
@@ -80,6 +96,7 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
     matrix_evaluation m;
     const csr_matrix& a = *matrices[i].matrix;
     m.name = matrices[i].name;
+    m.matrix_id = csr_content_id(a);
     m.rows = a.rows;
     m.cols = a.cols;
     m.nnz = a.nnz();
@@ -93,7 +110,15 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
       if (speed && (!m.best_of_k_speedup || *speed > *m.best_of_k_speedup))
         m.best_of_k_speedup = speed;
     }
-    judge_baselines(judge, matrices[i], o, timing, m);
+    const auto earlier = o.baselines.find(m.matrix_id);
+    // Reused only where it holds what this run would measure (tuned columns need tuning).
+    if (earlier != o.baselines.end() && (earlier->second.tuned || !(o.tune && timing))) {
+      m.baselines = earlier->second;
+      m.baselines_reused = true;
+      ++e.baselines_reused;
+    } else {
+      m.baselines = judge_baselines(judge, matrices[i], o, timing);
+    }
     e.samples += static_cast<int64_t>(m.samples.size());
     e.compiled += m.compiled;
     e.correct += m.correct;
@@ -103,9 +128,31 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
   }
   e.geomean_greedy = geomean(e.matrices, [](const auto& m) { return m.greedy_speedup; });
   e.geomean_best_of_k = geomean(e.matrices, [](const auto& m) { return m.best_of_k_speedup; });
-  e.geomean_heuristic = geomean(e.matrices, [](const auto& m) { return m.heuristic_speedup; });
-  e.geomean_tuned = geomean(e.matrices, [](const auto& m) { return m.tuned_speedup; });
+  e.geomean_heuristic =
+      geomean(e.matrices, [](const auto& m) { return m.baselines.heuristic_speedup; });
+  e.geomean_tuned = geomean(e.matrices, [](const auto& m) { return m.baselines.tuned_speedup; });
   return e;
+}
+
+std::map<std::string, matrix_baselines> baselines_from_json(const nlohmann::json& evaluation) {
+  if (!evaluation.is_object() || !evaluation.contains("matrices") ||
+      !evaluation["matrices"].is_array())
+    throw error("baselines: not an evaluate_policy.json (no \"matrices\" list)");
+  std::map<std::string, matrix_baselines> out;
+  for (const nlohmann::json& m : evaluation["matrices"]) {
+    const std::string id = optional_text(m, "matrix_id");
+    if (id.empty()) continue;  // written before matrices had ids: measured again
+    matrix_baselines b;
+    b.heuristic_speedup = optional_number(m, "speedup_heuristic");
+    b.tuned_speedup = optional_number(m, "speedup_tuned");
+    if (m.contains("heuristic_correct") && m["heuristic_correct"].is_boolean())
+      b.heuristic_correct = m["heuristic_correct"].get<bool>();
+    b.heuristic_config = optional_text(m, "heuristic_config");
+    b.tuned_config = optional_text(m, "tuned_config");
+    b.tuned = m.value("tuned", false);
+    out[id] = b;
+  }
+  return out;
 }
 
 nlohmann::json to_json(const policy_evaluation& e) {
@@ -127,7 +174,8 @@ nlohmann::json to_json(const policy_evaluation& e) {
                   {"geomean_speedup_greedy", optional_json(e.geomean_greedy)},
                   {"geomean_speedup_best_of_k", optional_json(e.geomean_best_of_k)},
                   {"geomean_speedup_heuristic", optional_json(e.geomean_heuristic)},
-                  {"geomean_speedup_tuned", optional_json(e.geomean_tuned)}};
+                  {"geomean_speedup_tuned", optional_json(e.geomean_tuned)},
+                  {"baselines_reused", e.baselines_reused}};
   j["matrices"] = nlohmann::json::array();
   for (const matrix_evaluation& m : e.matrices) {
     nlohmann::json g = verdict_to_json(m.greedy.judged);
@@ -135,6 +183,7 @@ nlohmann::json to_json(const policy_evaluation& e) {
     for (const held_out_result& s : m.samples) samples.push_back(verdict_to_json(s.judged));
     j["matrices"].push_back(
         {{"matrix", m.name},
+         {"matrix_id", m.matrix_id},
          {"rows", m.rows},
          {"cols", m.cols},
          {"nnz", m.nnz},
@@ -148,12 +197,15 @@ nlohmann::json to_json(const policy_evaluation& e) {
          {"greedy", g},
          {"speedup_greedy", optional_json(m.greedy_speedup)},
          {"speedup_best_of_k", optional_json(m.best_of_k_speedup)},
-         {"speedup_heuristic", optional_json(m.heuristic_speedup)},
-         {"speedup_tuned", optional_json(m.tuned_speedup)},
-         {"heuristic_correct",
-          m.heuristic_correct ? nlohmann::json(*m.heuristic_correct) : nlohmann::json()},
-         {"heuristic_config", m.heuristic_config},
-         {"tuned_config", m.tuned_config},
+         {"speedup_heuristic", optional_json(m.baselines.heuristic_speedup)},
+         {"speedup_tuned", optional_json(m.baselines.tuned_speedup)},
+         {"heuristic_correct", m.baselines.heuristic_correct
+                                   ? nlohmann::json(*m.baselines.heuristic_correct)
+                                   : nlohmann::json()},
+         {"heuristic_config", m.baselines.heuristic_config},
+         {"tuned_config", m.baselines.tuned_config},
+         {"tuned", m.baselines.tuned},
+         {"baselines_reused", m.baselines_reused},
          {"sample_verdicts", samples}});
   }
   return j;
@@ -172,13 +224,13 @@ std::string format_table(const policy_evaluation& e) {
     std::string greedy = speedup_cell(m.greedy_speedup);
     if (!m.greedy_speedup) greedy = m.greedy.judged.correct ? "ok" : "wrong";
     if (!m.greedy.judged.compiled) greedy = m.greedy.judged.extracted ? "no-cc" : "no-prog";
-    std::string heuristic = speedup_cell(m.heuristic_speedup);
-    if (!m.heuristic_speedup && m.heuristic_correct)
-      heuristic = *m.heuristic_correct ? "ok" : "wrong";
+    std::string heuristic = speedup_cell(m.baselines.heuristic_speedup);
+    if (!m.baselines.heuristic_speedup && m.baselines.heuristic_correct)
+      heuristic = *m.baselines.heuristic_correct ? "ok" : "wrong";
     std::snprintf(line, sizeof line, "%-28s %10lld %9s %9s %8s %8s %9s %8s\n",
                   m.name.substr(0, 28).c_str(), static_cast<long long>(m.nnz), compiled.c_str(),
                   correct.c_str(), greedy.c_str(), speedup_cell(m.best_of_k_speedup).c_str(),
-                  heuristic.c_str(), speedup_cell(m.tuned_speedup).c_str());
+                  heuristic.c_str(), speedup_cell(m.baselines.tuned_speedup).c_str());
     out += line;
   }
   const double n = static_cast<double>(std::max<int64_t>(e.samples, 1));

@@ -9,6 +9,7 @@
 // Geometric means: over every matrix, a matrix whose program is not correct (or, for best of K,
 // none of whose samples is) counting 1.0x, since the library's kernel would run instead; null when
 // the column has no timed program at all.
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -21,6 +22,19 @@
 
 namespace sparserl::train {
 
+// The heuristic's and the tuned best's outcome on one matrix, measured once and reused when
+// several policies (checkpoints, seeds) are judged on the same matrices.
+struct matrix_baselines {
+  std::optional<double> heuristic_speedup, tuned_speedup;
+  std::optional<bool> heuristic_correct;
+  std::string heuristic_config, tuned_config;
+  bool tuned = false;  // the tuned columns were measured (not skipped)
+};
+
+// From an earlier evaluate_policy.json: each matrix's baselines by its content id
+// ("matrix_id", sparse/content_hash.h), so a renamed or changed file is never matched.
+std::map<std::string, matrix_baselines> baselines_from_json(const nlohmann::json& evaluation);
+
 struct policy_evaluation_options {
   int64_t max_new_tokens = 1024;
   int samples = 4;                             // K sampled programs per matrix
@@ -30,17 +44,20 @@ struct policy_evaluation_options {
   bool tune = true;  // autotune each matrix (only where the executor times: the GPU)
   int tune_threads = 1;
   std::string executor = "cpu";  // the judge's runner: speed-ups (and tuning) only on "gpu"
+  // Baselines measured before, by matrix content id: a matrix found here is not judged again.
+  std::map<std::string, matrix_baselines> baselines;
 };
 
 struct matrix_evaluation {
   std::string name;
+  std::string matrix_id;  // csr_content_id of the matrix
   int64_t rows = 0, cols = 0, nnz = 0;
   held_out_result greedy;
   std::vector<held_out_result> samples;
   int64_t compiled = 0, correct = 0;  // of the samples
-  std::optional<double> greedy_speedup, best_of_k_speedup, heuristic_speedup, tuned_speedup;
-  std::optional<bool> heuristic_correct;
-  std::string heuristic_config, tuned_config;
+  std::optional<double> greedy_speedup, best_of_k_speedup;
+  matrix_baselines baselines;
+  bool baselines_reused = false;  // taken from policy_evaluation_options::baselines
 };
 
 struct policy_evaluation {
@@ -48,6 +65,7 @@ struct policy_evaluation {
   int samples_per_matrix = 0;
   int64_t samples = 0, compiled = 0, correct = 0;  // over every sample of every matrix
   int64_t greedy_compiled = 0, greedy_correct = 0;
+  int64_t baselines_reused = 0;  // matrices whose baselines came from an earlier evaluation
   std::optional<double> geomean_greedy, geomean_best_of_k, geomean_heuristic, geomean_tuned;
   std::string executor;
 };

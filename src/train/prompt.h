@@ -10,6 +10,7 @@ namespace sparserl::train {
 
 // A chat-style request naming the op and the matrix's size (its structure is in the prefix).
 std::string task_prompt(sparse_op op, int32_t k, const csr_matrix& matrix);
+std::string task_prompt(sparse_op op, int32_t k, int64_t rows, int64_t cols, int64_t nnz);
 
 // What ends a program: the tokenizer's EOS follows it in SFT targets; generation also stops here.
 inline const char* program_end = "<|im_end|>";

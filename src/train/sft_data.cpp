@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 
+#include "sparse/content_hash.h"
 #include "sparse/error.h"
+#include "sparse/generator_spec_json.h"
 #include "sparse/pattern_values.h"
 #include "train/jsonl_file.h"
 
@@ -13,8 +15,9 @@ namespace {
 
 using nlohmann::json;
 
-const char* const known_fields[] = {"rows",  "cols", "shape", "format", "code",      "name",
-                                    "split", "op",   "k",     "label",  "candidates"};
+const char* const known_fields[] = {
+    "rows", "cols", "shape", "format",     "code",      "name", "split",
+    "op",   "k",    "label", "candidates", "generator", "nnz",  "pattern_sha256"};
 
 [[noreturn]] void bad(const std::string& field, const std::string& why) {
   throw error("field '" + field + "': " + why);
@@ -103,8 +106,22 @@ sft_sample sft_sample_from_json(const json& record) {
     bad("shape", "expected [n_rows, n_cols], got " + shape.dump());
   s.n_rows = static_cast<int32_t>(integer(shape[0], "shape[0]", 0, INT32_MAX));
   s.n_cols = static_cast<int32_t>(integer(shape[1], "shape[1]", 0, INT32_MAX));
-  s.rows = indices(required(record, "rows"), "rows", s.n_rows);
-  s.cols = indices(required(record, "cols"), "cols", s.n_cols);
+  if (record.contains("generator")) {
+    try {
+      s.generator = generator_spec_from_json(record["generator"]);
+    } catch (const error& e) {
+      bad("generator", e.what());
+    }
+    if (record.contains("pattern_sha256"))
+      s.pattern_sha256 = text(record["pattern_sha256"], "pattern_sha256");
+  }
+  // Coordinates may be left out only where the generator remakes them.
+  if (s.generator && !record.contains("rows") && !record.contains("cols")) {
+    s.generated_nnz = integer(required(record, "nnz"), "nnz", 0, INT64_MAX);
+  } else {
+    s.rows = indices(required(record, "rows"), "rows", s.n_rows);
+    s.cols = indices(required(record, "cols"), "cols", s.n_cols);
+  }
   if (s.rows.size() != s.cols.size())
     bad("cols", "has " + std::to_string(s.cols.size()) + " entries, rows has " +
                     std::to_string(s.rows.size()));
@@ -135,11 +152,14 @@ sft_sample sft_sample_from_json(const json& record) {
 }
 
 nlohmann::ordered_json sft_sample_to_json(const sft_sample& s) {
-  nlohmann::ordered_json j = {{"rows", s.rows},
-                              {"cols", s.cols},
-                              {"shape", {s.n_rows, s.n_cols}},
-                              {"format", s.format},
-                              {"code", s.code}};
+  nlohmann::ordered_json j;
+  if (!s.by_generator()) {
+    j["rows"] = s.rows;
+    j["cols"] = s.cols;
+  }
+  j["shape"] = {s.n_rows, s.n_cols};
+  j["format"] = s.format;
+  j["code"] = s.code;
   if (!s.name.empty()) j["name"] = s.name;
   if (!s.split.empty()) j["split"] = s.split;
   if (s.op != sparse_op::spmv || s.k != 1) {
@@ -147,6 +167,11 @@ nlohmann::ordered_json sft_sample_to_json(const sft_sample& s) {
     j["k"] = s.k;
   }
   if (!s.label.empty()) j["label"] = s.label;
+  if (s.generator) {
+    j["generator"] = generator_spec_to_json(*s.generator);
+    if (s.by_generator()) j["nnz"] = s.generated_nnz;
+    if (!s.pattern_sha256.empty()) j["pattern_sha256"] = s.pattern_sha256;
+  }
   if (!s.candidates.empty()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const sft_candidate& c : s.candidates)
@@ -184,7 +209,32 @@ sft_sample sft_pattern_of(const csr_matrix& matrix) {
   return s;
 }
 
+std::string pattern_sha256(const csr_matrix& m) {
+  const int32_t shape[2] = {m.rows, m.cols};
+  return sha256_hex({{reinterpret_cast<const char*>(shape), sizeof shape},
+                     bytes_of(m.row_ptr),
+                     bytes_of(m.col_idx)});
+}
+
+void store_by_generator(sft_sample& s, const generator_spec& spec, const csr_matrix& m) {
+  s.generator = spec;
+  s.generated_nnz = m.nnz();
+  s.pattern_sha256 = pattern_sha256(m);
+  s.rows.clear();
+  s.cols.clear();
+}
+
 csr_matrix to_matrix(const sft_sample& sample) {
+  if (sample.by_generator()) {
+    csr_matrix m = generate_matrix(*sample.generator);
+    if (m.rows != sample.n_rows || m.cols != sample.n_cols || m.nnz() != sample.generated_nnz ||
+        (!sample.pattern_sha256.empty() && pattern_sha256(m) != sample.pattern_sha256))
+      throw error("sft sample '" + sample.name +
+                  "': its generator makes another matrix than the one labelled (the generators "
+                  "changed since the label was written)");
+    fill_pattern_values(m);
+    return m;
+  }
   if (sample.rows.size() != sample.cols.size())
     throw error("sft sample '" + sample.name + "': rows and cols differ in length");
   std::vector<std::pair<int32_t, int32_t>> positions(sample.rows.size());

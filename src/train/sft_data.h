@@ -6,8 +6,11 @@
 // Fields this project adds, all optional on read: "name", "split" ("train" | "val"), "op"
 // ("spmv" | "spmm", default spmv), "k" (SpMM columns, default 1), "label" (how the code was
 // chosen, e.g. "autotune" or "heuristic"), "candidates" ([{"program", "time_ms", "correct"}]:
-// every configuration the labeller evaluated, time_ms null when not timed). Any other field is
-// kept as read and written back.
+// every configuration the labeller evaluated, time_ms null when not timed), "generator" (the
+// generator_spec that makes the matrix, sparse/generator_spec_json.h), with "nnz" and
+// "pattern_sha256": a large generated matrix is stored by its recipe alone, without "rows" and
+// "cols", and remade (and checked against the digest) when read. Any other field is kept as read
+// and written back.
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -16,6 +19,7 @@
 
 #include "kernel/program.h"
 #include "sparse/csr_matrix.h"
+#include "sparse/generators.h"
 
 namespace sparserl::train {
 
@@ -27,7 +31,8 @@ struct sft_candidate {
 };
 
 struct sft_sample {
-  std::vector<int32_t> rows, cols;  // nonzero coordinates, same length
+  std::vector<int32_t> rows, cols;  // nonzero coordinates, same length; empty when only the
+                                    // generator makes the matrix
   int32_t n_rows = 0, n_cols = 0;   // "shape"
   std::string format;               // the program's format name, as its FORMAT line has it
   std::string code;                 // the program text, first line "FORMAT: <format> ..."
@@ -37,9 +42,13 @@ struct sft_sample {
   int32_t k = 1;
   std::string label;
   std::vector<sft_candidate> candidates;
+  std::optional<generator_spec> generator;  // the recipe of a generated matrix
+  int64_t generated_nnz = 0;                // "nnz": with a generator and no coordinates
+  std::string pattern_sha256;               // digest of the generated pattern ("" unchecked)
   nlohmann::json extra = nlohmann::json::object();  // every other field, kept as read
 
-  int64_t nnz() const { return static_cast<int64_t>(rows.size()); }
+  bool by_generator() const { return generator && rows.empty(); }
+  int64_t nnz() const { return by_generator() ? generated_nnz : static_cast<int64_t>(rows.size()); }
 };
 
 // Checks one record and converts it. Throws sparserl::error naming the field and why: a missing
@@ -58,7 +67,17 @@ void write_sft_jsonl(const std::string& path, const std::vector<sft_sample>& sam
 sft_sample sft_pattern_of(const csr_matrix& matrix);
 
 // The sample's matrix for the evaluation harness, which needs values: the pattern's values by the
-// one rule for pattern matrices (sparse/pattern_values.h). Positions listed twice count once.
+// one rule for pattern matrices (sparse/pattern_values.h). Positions listed twice count once. A
+// sample stored by its generator is generated again; throws when the result's pattern differs
+// from the digest the label was written with (the generators changed since).
+
 csr_matrix to_matrix(const sft_sample& sample);
+
+// The digest "pattern_sha256" holds: SHA-256 of the shape, row_ptr and col_idx (no values).
+std::string pattern_sha256(const csr_matrix& matrix);
+
+// Stores the sample by `spec` alone (drops its coordinates; keeps nnz and the digest of `matrix`,
+// which `spec` made).
+void store_by_generator(sft_sample& sample, const generator_spec& spec, const csr_matrix& matrix);
 
 }  // namespace sparserl::train

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <set>
@@ -325,12 +326,35 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
     EXPECT_EQ(slurp(dir_ / "ev/evaluate_policy.png").substr(1, 3), "PNG");
   }
 
-  const run_result files = run(common + "--matrices " + path("mats/b.mtx") + " " +
-                               path("mats/a.mtx") + " -o " + path("ev2"));
+  // --baselines: a.mtx's columns come from the earlier file (edited, so reuse shows), b.mtx is
+  // not in it and is judged again.
+  nlohmann::json earlier = j;
+  nlohmann::json kept = nlohmann::json::array();
+  for (nlohmann::json m : earlier["matrices"]) {
+    if (m["matrix"] == "b.mtx") continue;
+    if (m["matrix"] == "a.mtx") m["heuristic_config"] = "from the earlier file";
+    kept.push_back(m);
+  }
+  earlier["matrices"] = kept;
+  {
+    std::ofstream f(dir_ / "earlier.json");
+    f << earlier.dump();
+  }
+  const run_result files =
+      run(common + "--matrices " + path("mats/b.mtx") + " " + path("mats/a.mtx") + " --baselines " +
+          path("earlier.json") + " -o " + path("ev2"));
   ASSERT_EQ(files.code, 0) << files.err;
   const nlohmann::json two = nlohmann::json::parse(slurp(dir_ / "ev2/evaluate_policy.json"));
   ASSERT_EQ(two.at("matrices").size(), 2u);
   EXPECT_EQ(two["matrices"][0]["matrix"], "b.mtx");
+  EXPECT_FALSE(two["matrices"][0]["baselines_reused"].get<bool>());
+  EXPECT_EQ(two["matrices"][0]["heuristic_config"], j["matrices"][1]["heuristic_config"]);
+  EXPECT_TRUE(two["matrices"][1]["baselines_reused"].get<bool>());
+  EXPECT_EQ(two["matrices"][1]["heuristic_config"], "from the earlier file");
+  EXPECT_EQ(two["summary"]["baselines_reused"].get<int>(), 1);
+  expect_one_line_error(
+      common + "--matrices " + path("mats") + " --baselines " + path("mats/a.mtx"),
+      "a.mtx: not JSON");
   expect_one_line_error(common + "--matrices " + path("nowhere"), "nowhere: no such file");
 }
 

@@ -108,7 +108,8 @@ TEST(dataset_build, cpu_labels_are_correct_on_the_matrix_the_sample_describes) {
     spec.family = family;
     spec.rows = 150;
     spec.block = 3;
-    items.push_back({family, "", std::make_shared<csr_matrix>(generate_matrix(spec)), family});
+    items.push_back(
+        {family, "", std::make_shared<csr_matrix>(generate_matrix(spec)), family, spec});
   }
   cpu_runner runner;
   const dataset_build_result r = build_sft_dataset(items, &runner, {}, quiet_options());
@@ -163,6 +164,44 @@ TEST(dataset_build, duplicates_and_oversized_matrices_are_left_out_with_a_warnin
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_THAT(r.warnings[0], HasSubstr("b/grid.mtx: same structure as a/same_grid.mtx.gz"));
   EXPECT_THAT(r.warnings[1], HasSubstr("big.mtx: 1920 nonzeros, more than --max-nnz 1000"));
+}
+
+// Generated matrices above --max-nnz are kept, written as their recipe; smaller ones keep their
+// coordinates and the recipe beside them. Rows come from [min_rows, max_rows], the same on any
+// number of threads.
+TEST(dataset_build, large_generated_matrices_are_stored_by_their_generator) {
+  const std::vector<matrix_item> items = generated_matrices(6, 11, 3000, {"knn", "road"}, 2000, 1);
+  const std::vector<matrix_item> threaded =
+      generated_matrices(6, 11, 3000, {"knn", "road"}, 2000, 3);
+  ASSERT_EQ(items.size(), 6u);
+  ASSERT_EQ(threaded.size(), 6u);
+  for (size_t i = 0; i < items.size(); ++i) {
+    ASSERT_TRUE(items[i].spec);
+    EXPECT_GE(items[i].spec->rows, 2000);
+    EXPECT_LE(items[i].spec->rows, 3000);
+    EXPECT_EQ(items[i].name, threaded[i].name);
+    EXPECT_EQ(matrix_structure_hash(items[i].load()), matrix_structure_hash(threaded[i].load()));
+  }
+  dataset_build_options o = quiet_options();
+  o.label = labeller::heuristic;
+  o.verify = false;
+  o.max_nnz = 15000;
+  const dataset_build_result r = build_sft_dataset(items, nullptr, {}, o);
+  ASSERT_EQ(r.samples.size(), items.size());
+  EXPECT_EQ(r.too_large, 0);
+  int by_generator = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const sft_sample& s = r.samples[i];
+    const csr_matrix m = items[i].load();
+    ASSERT_TRUE(s.generator) << s.name;
+    EXPECT_EQ(s.by_generator(), m.nnz() > o.max_nnz) << s.name;
+    by_generator += s.by_generator();
+    EXPECT_EQ(s.nnz(), m.nnz());
+    EXPECT_EQ(to_matrix(s).col_idx, m.col_idx) << s.name;
+  }
+  EXPECT_GT(by_generator, 0);
+  EXPECT_LT(by_generator, 6);
+  EXPECT_THROW(generated_matrices(3, 1, 100, {"knn"}, 200), error);  // max below min
 }
 
 TEST(dataset_build, bad_inputs_are_errors_naming_them) {

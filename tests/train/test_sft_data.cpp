@@ -146,6 +146,68 @@ TEST(sft_data, bad_lines_are_named_by_file_and_line) {
   }
 }
 
+// A large generated matrix is stored by its recipe: no coordinates on disk, the same matrix back.
+TEST(sft_data, samples_stored_by_their_generator_remake_the_matrix_and_check_its_digest) {
+  generator_spec spec = default_spec("mesh2d");
+  spec.rows = 900;
+  spec.seed = 7;
+  spec.order = "random";
+  const csr_matrix m = generate_matrix(spec);
+  sft_sample s = small_sample();
+  s.rows.clear();
+  s.cols.clear();
+  s.n_rows = m.rows;
+  s.n_cols = m.cols;
+  store_by_generator(s, spec, m);
+  EXPECT_TRUE(s.by_generator());
+  EXPECT_EQ(s.nnz(), m.nnz());
+  const nlohmann::ordered_json j = sft_sample_to_json(s);
+  EXPECT_FALSE(j.contains("rows"));
+  EXPECT_FALSE(j.contains("cols"));
+  EXPECT_EQ(j["nnz"], m.nnz());
+  EXPECT_EQ(j["generator"]["order"], "random");
+  testing::scratch_dir dir;
+  const std::string path = dir / "by_generator.jsonl.gz";
+  write_sft_jsonl(path, {s});
+  const std::vector<sft_sample> back = read_sft_jsonl(path);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(back[0].by_generator());
+  const csr_matrix again = to_matrix(back[0]);
+  EXPECT_EQ(again.row_ptr, m.row_ptr);
+  EXPECT_EQ(again.col_idx, m.col_idx);
+  // Its values follow the pattern rule, as for a sample with coordinates.
+  sft_sample listed = sft_pattern_of(m);
+  EXPECT_EQ(to_matrix(listed).values, again.values);
+
+  // Another seed makes another matrix: the digest says so instead of training on it.
+  sft_sample changed = back[0];
+  changed.generator->seed = 8;
+  try {
+    to_matrix(changed);
+    ADD_FAILURE() << "no error";
+  } catch (const error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("generators changed"));
+  }
+  // Without coordinates, the recipe and the count are required.
+  nlohmann::json bare = nlohmann::json::parse(j.dump());
+  bare.erase("nnz");
+  EXPECT_THROW(sft_sample_from_json(bare), error);
+  bare = nlohmann::json::parse(j.dump());
+  bare["generator"]["family"] = "no_such_family";
+  try {
+    sft_sample_from_json(bare);
+    ADD_FAILURE() << "no error";
+  } catch (const error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("field 'generator'"));
+  }
+  bare = nlohmann::json::parse(j.dump());
+  bare["generator"]["wings"] = 2;
+  EXPECT_THROW(sft_sample_from_json(bare), error);
+  bare = nlohmann::json::parse(j.dump());
+  bare.erase("generator");
+  EXPECT_THROW(sft_sample_from_json(bare), error);  // neither coordinates nor a recipe
+}
+
 TEST(sft_data, missing_file_is_an_error_naming_it) {
   testing::scratch_dir dir;
   EXPECT_THROW(

@@ -45,8 +45,8 @@ lm_dataset sft_dataset(const policy& p, const sft_fixture& f) {
   lm_dataset d;
   for (size_t i = 0; i < f.matrices.size(); ++i) {
     d.prefixes.push_back(p.encode(f.matrices[i]));
-    lm_example e = make_sft_example(p, sparse_op::spmv, 1, f.matrices[i], f.programs[i],
-                                    static_cast<int64_t>(i));
+    lm_example e = make_sft_example(p, task_prompt(sparse_op::spmv, 1, f.matrices[i]),
+                                    f.programs[i], static_cast<int64_t>(i));
     (i % 4 == 3 ? d.val : d.train).push_back(std::move(e));  // split by matrix
   }
   return d;

@@ -56,8 +56,8 @@ policy sft_toy_policy(const testing::temp_dir& dir, std::vector<ppo_task>& tasks
   for (size_t i = 0; i < matrices.size(); ++i) {
     sft.prefixes.push_back(p.encode(matrices[i]));
     for (bool correct : {true, false})
-      sft.train.push_back(make_sft_example(p, sparse_op::spmv, 1, matrices[i], toy_program(correct),
-                                           static_cast<int64_t>(i)));
+      sft.train.push_back(make_sft_example(p, task_prompt(sparse_op::spmv, 1, matrices[i]),
+                                           toy_program(correct), static_cast<int64_t>(i)));
   }
   lm_train_options so;
   so.run.run_dir = dir.sub("sft");

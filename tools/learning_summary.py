@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+"""Summarises scripts/gpu-learn.sh over its seeds: for the SFT and the PPO policy of every seed,
+the greedy compile and correct rates and geomean speed-ups (greedy, best of K) over cuSPARSE on the
+held-out matrices, beside the heuristic's and the tuned best's on the same matrices; the mean and
+the spread (max - min, and the sample standard deviation) over the seeds; PPO's gain over SFT per
+seed; the PPO reward per step. Writes OUT/learning.json, OUT/learning.md and (with matplotlib)
+OUT/learning.png.
+
+usage: python3 tools/learning_summary.py OUT   (OUT: gpu-learn.sh's output folder, seed-N/ in it)
+"""
+import json
+import math
+import os
+import statistics
+import sys
+
+POLICIES = ("sft", "ppo")
+COLUMNS = (("greedy_compile_rate", "greedy compiled"), ("greedy_correct_rate", "greedy correct"),
+           ("geomean_speedup_greedy", "greedy"), ("geomean_speedup_best_of_k", "best of K"),
+           ("geomean_speedup_heuristic", "heuristic"), ("geomean_speedup_tuned", "tuned best"))
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def read_metrics(path):
+    rows = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if line.strip():
+                    rows.append(json.loads(line))
+    except OSError:
+        pass
+    return rows
+
+
+def spread(values):
+    values = [v for v in values if v is not None]
+    if not values:
+        return {"n": 0, "mean": None, "min": None, "max": None, "range": None, "std": None}
+    return {"n": len(values), "mean": statistics.fmean(values), "min": min(values),
+            "max": max(values), "range": max(values) - min(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0}
+
+
+def seeds_in(out):
+    found = []
+    for name in os.listdir(out):
+        if name.startswith("seed-") and name[5:].isdigit():
+            found.append(int(name[5:]))
+    return sorted(found)
+
+
+def summarise(out):
+    per_seed = {}
+    for seed in seeds_in(out):
+        entry = {}
+        for pol in POLICIES:
+            doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
+            if doc:
+                s = doc["summary"]
+                entry[pol] = {key: s.get(key) for key, _ in COLUMNS}
+                entry[pol]["matrices"] = s.get("matrices")
+                entry[pol]["correct_rate"] = s.get("correct_rate")
+        metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
+        entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
+        entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
+        sft, ppo = entry.get("sft", {}), entry.get("ppo", {})
+        if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
+            entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
+        per_seed[seed] = entry
+    over_seeds = {}
+    for pol in POLICIES:
+        over_seeds[pol] = {key: spread([e.get(pol, {}).get(key) for e in per_seed.values()])
+                           for key, _ in COLUMNS}
+    over_seeds["ppo_over_sft_greedy"] = spread([e.get("ppo_over_sft_greedy")
+                                                for e in per_seed.values()])
+    # PPO above SFT "by more than the spread between seeds": the mean gain in greedy geomean
+    # against the larger of the two policies' ranges over the seeds.
+    sft_g = over_seeds["sft"]["geomean_speedup_greedy"]
+    ppo_g = over_seeds["ppo"]["geomean_speedup_greedy"]
+    verdicts = {}
+    if sft_g["mean"] and ppo_g["mean"]:
+        gain = ppo_g["mean"] - sft_g["mean"]
+        noise = max(sft_g["range"], ppo_g["range"])
+        verdicts["ppo_gain_greedy"] = gain
+        verdicts["seed_range_greedy"] = noise
+        verdicts["ppo_above_sft_beyond_spread"] = gain > noise
+    for pol in POLICIES:
+        g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
+        h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]
+        t = over_seeds[pol]["geomean_speedup_tuned"]["mean"]
+        if g and h:
+            verdicts[f"{pol}_greedy_over_heuristic"] = g / h
+        if g and t:
+            verdicts[f"{pol}_greedy_over_tuned"] = g / t
+    return {"seeds": per_seed, "over_seeds": over_seeds, "checks": verdicts}
+
+
+def cell(v, pct=False):
+    if v is None:
+        return "-"
+    return f"{100 * v:.0f}%" if pct else f"{v:.3f}x"
+
+
+def markdown(doc):
+    lines = ["| seed | policy | held-out | " + " | ".join(label for _, label in COLUMNS) + " |",
+             "|---|---|---|" + "---|" * len(COLUMNS)]
+    for seed, e in sorted(doc["seeds"].items()):
+        for pol in POLICIES:
+            if pol not in e:
+                continue
+            r = e[pol]
+            cells = [cell(r.get(key), pct=key.endswith("rate")) for key, _ in COLUMNS]
+            lines.append(f"| {seed} | {pol.upper()} | {r.get('matrices')} | " + " | ".join(cells) + " |")
+    for pol in POLICIES:
+        stats = doc["over_seeds"][pol]
+        cells = []
+        for key, _ in COLUMNS:
+            s = stats[key]
+            pct = key.endswith("rate")
+            cells.append("-" if s["mean"] is None else
+                         f"{cell(s['mean'], pct)} (range {cell(s['range'], pct)})")
+        lines.append(f"| mean | {pol.upper()} | | " + " | ".join(cells) + " |")
+    lines.append("")
+    for key, value in doc["checks"].items():
+        lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) and not isinstance(value, bool)
+                     else f"- {key}: {value}")
+    return "\n".join(lines) + "\n"
+
+
+def plot(doc, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("learning_summary: no matplotlib, no PNG")
+        return
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
+    for seed, e in sorted(doc["seeds"].items()):
+        r = [v for v in e["ppo_reward"] if v is not None]
+        if r:
+            ax1.plot(range(1, len(r) + 1), r, marker="o", label=f"seed {seed}")
+    ax1.set_xlabel("PPO step")
+    ax1.set_ylabel("mean reward of the step's rollouts")
+    ax1.set_title("PPO reward per step")
+    if ax1.lines:
+        ax1.legend()
+    labels = [label for key, label in COLUMNS if key.startswith("geomean")]
+    keys = [key for key, _ in COLUMNS if key.startswith("geomean")]
+    width = 0.35
+    for i, pol in enumerate(POLICIES):
+        if all(doc["over_seeds"][pol][k]["mean"] is None for k in keys):
+            continue  # not measured (e.g. PPO_STEPS=0)
+        means = [doc["over_seeds"][pol][k]["mean"] or 0 for k in keys]
+        lo = [m - (doc["over_seeds"][pol][k]["min"] or m) for m, k in zip(means, keys)]
+        hi = [(doc["over_seeds"][pol][k]["max"] or m) - m for m, k in zip(means, keys)]
+        xs = [x + (i - 0.5) * width for x in range(len(keys))]
+        ax2.bar(xs, means, width, yerr=[lo, hi], capsize=4, label=pol.upper())
+    ax2.set_xticks(range(len(keys)))
+    ax2.set_xticklabels(labels)
+    ax2.axhline(1.0, color="k", lw=0.8)
+    ax2.set_ylabel("geomean speed-up vs cuSPARSE (held out)")
+    ax2.set_title(f"held-out matrices, {len(doc['seeds'])} seeds (bars: mean, whiskers: min-max)")
+    ax2.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"learning_summary: {path}")
+
+
+def main(argv):
+    if len(argv) != 2 or not os.path.isdir(argv[1]):
+        sys.exit("usage: learning_summary.py OUT  (gpu-learn.sh's output folder)")
+    out = argv[1]
+    doc = summarise(out)
+    if not doc["seeds"]:
+        sys.exit(f"learning_summary: no seed-N folders in {out}")
+    with open(os.path.join(out, "learning.json"), "w", encoding="utf-8") as f:
+        json.dump(doc, f, indent=1, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v)
+    text = markdown(doc)
+    with open(os.path.join(out, "learning.md"), "w", encoding="utf-8") as f:
+        f.write(text)
+    print(text, end="")
+    plot(doc, os.path.join(out, "learning.png"))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
