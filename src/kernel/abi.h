@@ -7,26 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "kernel/kernel_arg.h"
 #include "kernel/program.h"
 #include "sparse/csr_matrix.h"
 
 namespace sparserl {
-
-enum class arg_kind {
-  i32,        // int scalar
-  i32_array,  // const int* (device, read-only)
-  f32_array,  // const float* (device, read-only)
-  input,      // const float* x (SpMV, cols) or B (SpMM, cols x k row-major): fresh per trial
-  output,     // float* y (rows) or C (rows x k row-major): poisoned before every run
-};
-
-struct kernel_arg {
-  arg_kind kind;
-  std::string name;           // as in the signature, e.g. "row_ptr"
-  int32_t scalar = 0;         // kind == i32
-  std::vector<int32_t> ints;  // kind == i32_array
-  std::vector<float> floats;  // kind == f32_array
-};
 
 struct entry_point {
   std::string name;       // e.g. "spmv_csr"
