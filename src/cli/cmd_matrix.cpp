@@ -82,7 +82,8 @@ void run_info(const info_options& o) {
                                       "block_fill_2",
                                       "block_fill_4",
                                       "block_fill_8",
-                                      "ell_padding_ratio"};
+                                      "ell_padding_ratio",
+                                      "row_span_max"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));
   print_stats(s, o.json);

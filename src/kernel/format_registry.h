@@ -81,6 +81,7 @@ format_info sell();
 format_info bsr();
 format_info dia();
 format_info hyb();
+format_info csr16();
 }  // namespace format_files
 
 }  // namespace sparserl

@@ -31,6 +31,9 @@ int64_t dense_block(const matrix_features& f, double min_fill) {
   return 0;
 }
 
+// CSR16 holds the matrix: no row spans more than 65535 columns.
+bool csr16_fits(const matrix_features& f) { return f.row_span_max <= 65535; }
+
 // DIA reads 4 bytes per stored cell (diagonals x rows), CSR 8 per nonzero plus 4 per row: DIA wins
 // when it streams no more bytes (stencils, and banded matrices up to about half-full bands).
 bool dia_moves_fewer_bytes(const matrix_features& f) {
@@ -58,7 +61,9 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane,
-//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03).
+//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03);
+//     the same decomposition on CSR16 (csr16_vector) when every row spans at most 65535
+//     columns: 6 bytes per nonzero instead of 8 for the same x accesses (not yet timed).
 expert_config pick_spmv(const matrix_features& f) {
   const sparse_op op = sparse_op::spmv;
   const double mean = f.row_length_mean;
@@ -104,6 +109,8 @@ expert_config pick_spmv(const matrix_features& f) {
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
   const int64_t lanes = std::min<int64_t>(
       32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 2))));
+  if (csr16_fits(f))
+    return config("csr16_vector", op, format_kind::csr16, {}, {{"block", 128}, {"lanes", lanes}});
   return config("csr_vector", op, format_kind::csr, {}, {{"block", 128}, {"lanes", lanes}});
 }
 

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sparse/formats.h"
+
 namespace sparserl {
 
 namespace {
@@ -158,6 +160,7 @@ matrix_features compute_features(const csr_matrix& a) {
   f.block_fill_2 = block_fill(f.nnz, blocks.of_2, 2);
   f.block_fill_4 = block_fill(f.nnz, blocks.of_4, 4);
   f.block_fill_8 = block_fill(f.nnz, blocks.of_8, 8);
+  f.row_span_max = max_row_span(a);
   // An empty matrix needs no padding: ratio 1 keeps "1 = no padding" true and avoids 0 / 0.
   f.ell_padding_ratio =
       f.nnz == 0 ? 1.0
@@ -182,7 +185,8 @@ nlohmann::json features_to_json(const matrix_features& f) {
           {"block_fill_2", f.block_fill_2},
           {"block_fill_4", f.block_fill_4},
           {"block_fill_8", f.block_fill_8},
-          {"ell_padding_ratio", f.ell_padding_ratio}};
+          {"ell_padding_ratio", f.ell_padding_ratio},
+          {"row_span_max", f.row_span_max}};
 }
 
 }  // namespace sparserl

@@ -52,6 +52,8 @@ std::vector<expert_config> spmv_configs() {
       make("sell", v, format_kind::sell, {{"block", 64}}, {{"C", 8}, {"sigma", 16}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 4}, {"c", 4}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 2}}, {{"r", 2}, {"c", 3}}),
+      make("csr16_vector", v, format_kind::csr16, {{"block", 64}, {"lanes", 1}}),
+      make("csr16_vector", v, format_kind::csr16, {{"block", 128}, {"lanes", 8}}),
       make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
       make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
@@ -77,6 +79,10 @@ std::vector<expert_config> spmm_configs() {
            {{"block", 64}, {"group", 8}, {"tile", 16}, {"vec", 1}}, {{"C", 8}, {"sigma", 64}}),
       make("bsr_rowgroup", m, format_kind::bsr,
            {{"block", 64}, {"group", 8}, {"tile", 32}, {"vec", 4}}, {{"r", 4}, {"c", 3}}),
+      make("csr16_rowgroup", m, format_kind::csr16,
+           {{"block", 64}, {"group", 4}, {"tile", 32}, {"vec", 4}}),
+      make("csr16_rowgroup", m, format_kind::csr16,
+           {{"block", 64}, {"group", 16}, {"tile", 32}, {"vec", 1}}),
   };
 }
 

@@ -76,10 +76,11 @@ TEST(ExpertLibrary, TemplatesHaveUniqueNamesAndCoverEveryFamily) {
       EXPECT_FALSE(p.values.empty()) << t.name << " " << p.name;
   }
   for (format_kind f : {format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell,
-                        format_kind::bsr, format_kind::dia, format_kind::hyb})
+                        format_kind::bsr, format_kind::dia, format_kind::hyb, format_kind::csr16})
     EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmv), static_cast<int>(f)}))
         << format_name(f);
-  for (format_kind f : {format_kind::csr, format_kind::ell, format_kind::sell, format_kind::bsr})
+  for (format_kind f : {format_kind::csr, format_kind::ell, format_kind::sell, format_kind::bsr,
+                        format_kind::csr16})
     EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmm), static_cast<int>(f)}))
         << format_name(f);
 }
@@ -276,7 +277,12 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
   for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);
-  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "csr_vector");
+  // Medium uneven rows: csr_vector's decomposition, on CSR16 while every row spans <= 65535
+  // columns (6 bytes a nonzero instead of 8), on CSR when one does not.
+  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "csr16_vector");
+  const csr_matrix wide = testing::from_lengths(200000, even, 3);
+  ASSERT_GT(compute_features(wide).row_span_max, 65535);
+  EXPECT_EQ(pick(wide).name, "csr_vector");
   EXPECT_EQ(pick(csr_from_triplets(4, 4, {})).name, "csr_scalar");
 }
 
