@@ -83,6 +83,8 @@ void run_info(const info_options& o) {
                                       "block_fill_4",
                                       "block_fill_8",
                                       "ell_padding_ratio",
+                                      "block_size",
+                                      "block_size_fill",
                                       "row_span_max"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));

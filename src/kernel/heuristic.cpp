@@ -20,15 +20,16 @@ expert_config config(const char* name, sparse_op op, format_kind format,
 }
 
 double block_fill(const matrix_features& f, int64_t b) {
-  return b == 2 ? f.block_fill_2 : b == 4 ? f.block_fill_4 : f.block_fill_8;
+  return expert_detail::block_fill_of(f, b);
 }
 
-// The largest square block size whose blocks are at least `min_fill` full, or 0.
+// The largest square block size whose blocks are at least `min_fill` full, or 0: 2, 4, 8 or the
+// detected block size (3 for 3-dof FEM: its 3x3 blocks are full where 2x2 and 4x4 straddle nodes).
 int64_t dense_block(const matrix_features& f, double min_fill) {
-  if (f.block_fill_8 >= min_fill) return 8;
-  if (f.block_fill_4 >= min_fill) return 4;
-  if (f.block_fill_2 >= min_fill) return 2;
-  return 0;
+  int64_t best = 0;
+  for (int64_t b : {int64_t{2}, int64_t{4}, int64_t{8}, int64_t{f.block_size}})
+    if (b >= 2 && b > best && block_fill(f, b) >= min_fill) best = b;
+  return best;
 }
 
 // CSR16 holds the matrix: no row spans more than 65535 columns.
@@ -72,7 +73,7 @@ expert_config pick_spmv(const matrix_features& f) {
   if (const int64_t b = dense_block(f, 0.8)) {
     // nnz per block row = mean * b, each block holds b * b * fill of them.
     const double blocks_per_block_row = mean / (b * block_fill(f, b));
-    const int64_t group = blocks_per_block_row >= 8 ? 32 : b;
+    const int64_t group = blocks_per_block_row >= 8 ? 32 : expert_detail::pow2_at_least(b);
     return config("bsr", op, format_kind::bsr, {{"r", b}, {"c", b}},
                   {{"block", 256}, {"group", group}});
   }

@@ -4,6 +4,7 @@
 // (NVRTC compilation: tests/eval/test_expert_compile.cpp; results: test_expert_emulated.cpp.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "kernel/abi.h"
@@ -284,6 +285,35 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   ASSERT_GT(compute_features(wide).row_span_max, 65535);
   EXPECT_EQ(pick(wide).name, "csr_vector");
   EXPECT_EQ(pick(csr_from_triplets(4, 4, {})).name, "csr_scalar");
+}
+
+// FEM with k dof per node: BSR k x k from the detected block shape (3x3, 6x6: no power of two
+// fits those blocks), SpMV and SpMM.
+TEST(ExpertHeuristic, FemMeshGetsTheDetectedBlockShape) {
+  for (int32_t dof : {3, 6}) {
+    generator_spec s = default_spec("fem_mesh");
+    s.rows = 3000;
+    s.dof = dof;
+    s.order = "random";
+    const csr_matrix a = generate_matrix(s);
+    for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
+      const expert_config c = pick_heuristic(op, compute_features(a), k);
+      EXPECT_EQ(c.format, format_kind::bsr) << c.describe();
+      EXPECT_EQ(c.format_params.at("r"), dof) << c.describe();
+      EXPECT_EQ(c.format_params.at("c"), dof) << c.describe();
+      check_program(c, a, k);
+    }
+    // The spaces offer it too (the tuner's choice), SpMV and SpMM.
+    for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
+      const std::vector<expert_config> space = expert_space(op, compute_features(a), k);
+      EXPECT_TRUE(std::any_of(space.begin(), space.end(),
+                              [&](const expert_config& c) {
+                                return c.format == format_kind::bsr &&
+                                       c.format_params.at("r") == dof;
+                              }))
+          << op_name(op) << " dof " << dof;
+    }
+  }
 }
 
 TEST(ExpertHeuristic, EveryPickIsAValidProgram) {
