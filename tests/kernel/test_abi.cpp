@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <regex>
 
 #include "kernel/abi.h"
+#include "kernel/format_registry.h"
 #include "kernel/program_testing.h"
 #include "sparse/error.h"
 
@@ -177,6 +180,27 @@ TEST(abi, entry_points_and_their_work_split) {
   for (format_kind f : {format_kind::ell, format_kind::bsr, format_kind::dia})
     EXPECT_EQ(names(sparse_op::spmv, f).size(), 1u);
   EXPECT_THAT(names(sparse_op::spmm, format_kind::csr16), ::testing::ElementsAre("spmm_csr16+nnz"));
+}
+
+// docs/kernel-abi.md's table of entry points holds every format of the registry, for both ops,
+// with the entry points in launch order, (nnz) where nnz_per_block applies, and the exact
+// argument list (without __restrict__), so a new format cannot go undocumented.
+TEST(abi, the_documented_table_matches_every_registered_format) {
+  std::ifstream in(SPARSERL_SOURCE_DIR "/docs/kernel-abi.md");
+  ASSERT_TRUE(in) << "docs/kernel-abi.md not found";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (sparse_op op : all_ops)
+    for (const format_info& f : format_registry()) {
+      std::string entries, args;
+      for (const entry_point& e : entry_points(op, f.kind))
+        entries += (entries.empty() ? "`" : ", `") + e.name + "`" + (e.nnz_work ? " (nnz)" : "");
+      const std::string sig = entry_signature(op, f.kind, entry_points(op, f.kind).front().name);
+      args = sig.substr(sig.find('(') + 1, sig.rfind(')') - sig.find('(') - 1);
+      args = std::regex_replace(args, std::regex(R"(__restrict__ )"), "");
+      const std::string row = "| " + std::string(op_name(op)) + " | " + f.name + " | " + entries +
+                              " | `" + args + "` |";
+      EXPECT_NE(doc.find(row), std::string::npos) << "docs/kernel-abi.md lacks the row\n" << row;
+    }
 }
 
 TEST(abi, csr16_signature_passes_16_bit_column_offsets) {
