@@ -1,7 +1,8 @@
 #pragma once
 // The kernel ABI: for each (op, format) the entry points, their exact argument lists and the
-// device data the harness builds from CSR. Runners marshal kernel_args generically, so adding a
-// format touches only abi.cpp. The human-readable form is docs/kernel-abi.md.
+// device data the harness builds from CSR, all generated from the format registry
+// (kernel/format_registry.h). Runners marshal kernel_args by kind, so adding a format touches
+// neither this file nor the runners. The human-readable form is docs/kernel-abi.md.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -43,7 +44,8 @@ struct format_arguments {
   int64_t coo_nnz = 0;    // HYB/COO: entries in the COO part
   int64_t footprint_bytes = 0;  // bytes of the format arrays (memory penalty baseline)
 };
-// Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large).
+// Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large)
+// and on a matrix the format cannot hold (CSR16: a row spanning more than 65535 columns).
 format_arguments build_arguments(sparse_op op, const csr_matrix& a, const kernel_program& program,
                                  int32_t k);
 
