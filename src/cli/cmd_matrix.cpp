@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "cli/commands.h"
+#include "kernel/abi.h"
+#include "kernel/format_registry.h"
 #include "sparse/error.h"
 #include "sparse/features.h"
 #include "sparse/formats.h"
@@ -78,7 +82,10 @@ void run_info(const info_options& o) {
                                       "block_fill_2",
                                       "block_fill_4",
                                       "block_fill_8",
-                                      "ell_padding_ratio"};
+                                      "ell_padding_ratio",
+                                      "block_size",
+                                      "block_size_fill",
+                                      "row_span_max"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));
   print_stats(s, o.json);
@@ -171,119 +178,82 @@ struct convert_options {
               *width_opt = nullptr;
 };
 
-template <typename... Vectors>
-int64_t bytes_of(const Vectors&... v) {
-  return (int64_t{0} + ... + static_cast<int64_t>(v.size() * sizeof(v[0])));
+// The CLI options that set a format parameter, by the parameter's key in the format registry.
+std::vector<std::pair<CLI::Option*, const char*>> parameter_options(const convert_options& o) {
+  return {{o.C_opt, "C"},
+          {o.sigma_opt, "sigma"},
+          {o.r_opt, "r"},
+          {o.c_opt, "c"},
+          {o.width_opt, "width"}};
 }
 
-// What one layout of a matrix stores: its own numbers plus elements and bytes.
-struct layout {
-  stats extra;
-  int64_t stored = 0, bytes = 0;
-};
-
-layout csr_layout(const convert_options&, const csr_matrix& a) {
-  return {{}, a.nnz(), bytes_of(a.row_ptr, a.col_idx, a.values)};
+bool takes_param(const format_info& format, const std::string& key) {
+  return std::any_of(format.params.begin(), format.params.end(),
+                     [&](const format_param_rule& p) { return key == p.key; });
 }
 
-layout coo_layout(const convert_options&, const csr_matrix& a) {
-  const coo_matrix m = to_coo(a);
-  return {{}, m.nnz(), bytes_of(m.row_idx, m.col_idx, m.values)};
+// The format's parameters from the options: the CLI's defaults (SELL sigma 256) where not given;
+// HYB's width only when given (else the ABI's automatic width, so the layout shown is the one run).
+std::map<std::string, int64_t> format_params(const convert_options& o, const format_info& format) {
+  const std::map<std::string, int64_t> values = {
+      {"C", o.C}, {"sigma", o.sigma}, {"r", o.r}, {"c", o.c}, {"width", o.width}};
+  std::map<std::string, int64_t> out;
+  for (const format_param_rule& p : format.params) {
+    const auto it = values.find(p.key);
+    if (it != values.end() && !(std::string(p.key) == "width" && it->second < 0))
+      out[p.key] = it->second;
+  }
+  const std::string bad = normalize_format_params(format.kind, out);
+  if (!bad.empty()) throw error(std::string(format.name) + ": " + bad);
+  return out;
 }
-
-layout ell_layout(const convert_options&, const csr_matrix& a) {
-  const ell_matrix m = to_ell(a);
-  return {
-      {{"width", m.width}}, static_cast<int64_t>(m.values.size()), bytes_of(m.col_idx, m.values)};
-}
-
-layout sell_layout(const convert_options& o, const csr_matrix& a) {
-  const sell_matrix m = to_sell(a, o.C, o.sigma);
-  return {{{"C", m.C}, {"sigma", m.sigma}, {"slices", m.num_slices}},
-          static_cast<int64_t>(m.values.size()),
-          bytes_of(m.slice_ptr, m.slice_width, m.perm, m.col_idx, m.values)};
-}
-
-layout bsr_layout(const convert_options& o, const csr_matrix& a) {
-  const bsr_matrix m = to_bsr(a, o.r, o.c);
-  return {{{"r", m.r},
-           {"c", m.c},
-           {"blocks", m.nnz_blocks()},
-           {"block_rows", m.block_rows},
-           {"block_cols", m.block_cols}},
-          static_cast<int64_t>(m.values.size()),
-          bytes_of(m.block_row_ptr, m.block_col_idx, m.values)};
-}
-
-layout dia_layout(const convert_options&, const csr_matrix& a) {
-  const dia_matrix m = to_dia(a);
-  return {{{"diagonals", m.num_diags}},
-          static_cast<int64_t>(m.values.size()),
-          bytes_of(m.offsets, m.values)};
-}
-
-layout hyb_layout(const convert_options& o, const csr_matrix& a) {
-  // Default width: the one the kernel ABI picks for width 0, so the layout shown is the one run.
-  const int32_t width = o.width >= 0 ? o.width : automatic_hyb_width(a);
-  const hyb_matrix m = to_hyb(a, width);
-  const int64_t ell_elements = static_cast<int64_t>(m.ell.values.size());
-  return {{{"width", m.ell.width}, {"ell_elements", ell_elements}, {"coo_entries", m.coo.nnz()}},
-          ell_elements + m.coo.nnz(),
-          bytes_of(m.ell.col_idx, m.ell.values, m.coo.row_idx, m.coo.col_idx, m.coo.values)};
-}
-
-struct format_entry {
-  const char* name;
-  layout (*convert)(const convert_options&, const csr_matrix&);
-};
-
-constexpr format_entry formats[] = {{"CSR", csr_layout},   {"COO", coo_layout}, {"ELL", ell_layout},
-                                    {"SELL", sell_layout}, {"BSR", bsr_layout}, {"DIA", dia_layout},
-                                    {"HYB", hyb_layout}};
 
 std::vector<std::string> format_names() {
   std::vector<std::string> names;
-  for (const format_entry& f : formats) names.emplace_back(f.name);
+  for (const format_info& f : format_registry()) names.emplace_back(f.name);
   return names;
 }
 
-// What every layout reports, then the layout's own numbers.
-stats layout_stats(const convert_options& o, const format_entry& format, const csr_matrix& a) {
-  const layout l = format.convert(o, a);
+// What every layout reports (stored elements: the float slots; bytes: every format array), then
+// the layout's own numbers.
+stats layout_stats(const convert_options& o, const format_info& format, const csr_matrix& a) {
+  const format_data d = format.convert(a, format_params(o, format), default_max_padded_elements);
+  int64_t stored = 0, bytes = 0;
+  for (const kernel_arg& arg : d.args) {
+    stored += static_cast<int64_t>(arg.floats.size());
+    bytes += static_cast<int64_t>(arg.array_bytes());
+  }
   stats s = {{"format", format.name},
              {"rows", a.rows},
              {"cols", a.cols},
              {"nnz", a.nnz()},
-             {"stored_elements", l.stored},
-             {"padding_ratio", a.nnz() ? static_cast<double>(l.stored) / a.nnz() : 1.0},
-             {"bytes", l.bytes}};
-  s.insert(s.end(), l.extra.begin(), l.extra.end());
+             {"stored_elements", stored},
+             {"padding_ratio", a.nnz() ? static_cast<double>(stored) / a.nnz() : 1.0},
+             {"bytes", bytes}};
+  for (const auto& [name, value] : d.facts) s.emplace_back(name, value);
   return s;
 }
 
-// Options that only one format reads are refused with any other, rather than silently ignored.
-void check_format_options(const convert_options& o) {
-  auto refuse = [&](CLI::Option* opt, const char* owner) {
-    if (opt->count() > 0 && o.format != owner)
-      throw error(opt->get_name() + " applies to --format " + owner + " only, not " + o.format);
-  };
-  refuse(o.C_opt, "SELL");
-  refuse(o.sigma_opt, "SELL");
-  refuse(o.r_opt, "BSR");
-  refuse(o.c_opt, "BSR");
-  refuse(o.width_opt, "HYB");
+// Options that only some formats read are refused with any other, rather than silently ignored.
+void check_format_options(const convert_options& o, const format_info& format) {
+  for (const auto& [opt, key] : parameter_options(o)) {
+    if (opt->count() == 0 || takes_param(format, key)) continue;
+    std::string owners;
+    for (const format_info& f : format_registry())
+      if (takes_param(f, key)) owners += (owners.empty() ? "" : ", ") + std::string(f.name);
+    throw error(opt->get_name() + " applies to --format " + owners + " only, not " + o.format);
+  }
 }
 
 void run_convert(convert_options& o) {
   std::transform(o.format.begin(), o.format.end(), o.format.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
-  const format_entry* format =
-      std::find_if(std::begin(formats), std::end(formats),
-                   [&](const format_entry& f) { return o.format == f.name; });
-  if (format == std::end(formats))
+  const std::optional<format_kind> kind = parse_format(o.format);
+  if (!kind)
     throw error("unknown format '" + o.format + "': expected one of " + join(format_names()));
-  check_format_options(o);
-  print_stats(layout_stats(o, *format, read_matrix_market(o.file)), o.json);
+  const format_info& format = find_format(*kind);
+  check_format_options(o, format);
+  print_stats(layout_stats(o, format, read_matrix_market(o.file)), o.json);
 }
 
 void add_convert(CLI::App& matrix) {

@@ -119,6 +119,8 @@ const char* argument_expression(arg_kind kind) {
       return "*static_cast<int*>";
     case arg_kind::i32_array:
       return "static_cast<int*>";
+    case arg_kind::u16_array:
+      return "static_cast<unsigned short*>";
     default:
       return "static_cast<float*>";  // f32_array, input, output
   }

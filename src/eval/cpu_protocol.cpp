@@ -16,6 +16,7 @@ std::vector<char> encode_request(const request& r) {
     w.put<int32_t>(a.scalar);
     w.put_vector(a.ints);
     w.put_vector(a.floats);
+    w.put_vector(a.shorts);
   }
   w.put<uint64_t>(r.output_length);
   w.put<uint64_t>(r.inputs.size());
@@ -36,13 +37,14 @@ request decode_request(const std::vector<char>& payload) {
   for (uint64_t i = 0; i < n_args; ++i) {
     arg a;
     const uint8_t type = rd.get<uint8_t>();
-    if (type > static_cast<uint8_t>(arg_type::output))
+    if (type > static_cast<uint8_t>(arg_type::u16_array))
       throw error("cpu protocol: unknown argument type " + std::to_string(type));
     a.type = static_cast<arg_type>(type);
     a.name = rd.get_string();
     a.scalar = rd.get<int32_t>();
     a.ints = rd.get_vector<int32_t>();
     a.floats = rd.get_vector<float>();
+    a.shorts = rd.get_vector<uint16_t>();
     r.args.push_back(std::move(a));
   }
   r.output_length = rd.get<uint64_t>();

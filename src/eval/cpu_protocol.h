@@ -14,10 +14,17 @@
 
 namespace sparserl::cpu_protocol {
 
-constexpr uint32_t version = 1;
+constexpr uint32_t version = 2;  // 2: u16_array arguments
 
 // Mirrors kernel/abi.h's arg_kind (the child does not link the kernel library).
-enum class arg_type : uint8_t { i32 = 0, i32_array = 1, f32_array = 2, input = 3, output = 4 };
+enum class arg_type : uint8_t {
+  i32 = 0,
+  i32_array = 1,
+  f32_array = 2,
+  input = 3,
+  output = 4,
+  u16_array = 5
+};
 
 struct launch {
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1, block_x = 1, shared_bytes = 0;
@@ -29,6 +36,7 @@ struct arg {
   int32_t scalar = 0;
   std::vector<int32_t> ints;
   std::vector<float> floats;
+  std::vector<uint16_t> shorts;
 };
 
 struct request {

@@ -135,6 +135,8 @@ cpu_protocol::arg_type protocol_type(arg_kind kind) {
       return cpu_protocol::arg_type::input;
     case arg_kind::output:
       return cpu_protocol::arg_type::output;
+    case arg_kind::u16_array:
+      return cpu_protocol::arg_type::u16_array;
   }
   return cpu_protocol::arg_type::i32;
 }
@@ -168,7 +170,7 @@ cpu_protocol::request protocol_request(const run_request& r, const run_limits& l
   for (const launch_geometry& g : r.geometry)
     p.launches.push_back({g.grid_x, g.grid_y, g.grid_z, g.block_x, g.shared_bytes});
   for (const kernel_arg& a : r.args->args)
-    p.args.push_back({protocol_type(a.kind), a.name, a.scalar, a.ints, a.floats});
+    p.args.push_back({protocol_type(a.kind), a.name, a.scalar, a.ints, a.floats, a.shorts});
   p.output_length = static_cast<uint64_t>(output_length(r));
   p.inputs = r.inputs;
   std::memcpy(&p.poison_bits, &r.poison, sizeof(p.poison_bits));

@@ -89,17 +89,19 @@ void put_arg(wire::writer& w, const kernel_arg& a) {
   w.put<int32_t>(a.scalar);
   w.put_vector(a.ints);
   w.put_vector(a.floats);
+  w.put_vector(a.shorts);
 }
 
 kernel_arg get_arg(wire::reader& r) {
   const int32_t kind = r.get<int32_t>();
-  if (kind < 0 || kind > static_cast<int32_t>(arg_kind::output))
+  if (kind < 0 || kind > static_cast<int32_t>(arg_kind::u16_array))
     throw error("gpu protocol: bad kernel argument kind " + std::to_string(kind));
-  kernel_arg a{static_cast<arg_kind>(kind), "", 0, {}, {}};
+  kernel_arg a{static_cast<arg_kind>(kind), "", 0, {}, {}, {}};
   a.name = r.get_string();
   a.scalar = r.get<int32_t>();
   a.ints = r.get_vector<int32_t>();
   a.floats = r.get_vector<float>();
+  a.shorts = r.get_vector<uint16_t>();
   return a;
 }
 

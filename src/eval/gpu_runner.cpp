@@ -52,9 +52,7 @@ void append_bounded(std::string& log, const std::string& more, int64_t max_bytes
 
 int64_t argument_bytes(const format_arguments& args) {
   int64_t bytes = 0;
-  for (const kernel_arg& a : args.args)
-    bytes +=
-        static_cast<int64_t>(a.ints.size() * sizeof(int32_t) + a.floats.size() * sizeof(float));
+  for (const kernel_arg& a : args.args) bytes += static_cast<int64_t>(a.array_bytes());
   return bytes;
 }
 
@@ -71,6 +69,7 @@ std::string content_key(const format_arguments& args) {
     mix(&a.scalar, sizeof(a.scalar));
     mix(a.ints.data(), a.ints.size() * sizeof(int32_t));
     mix(a.floats.data(), a.floats.size() * sizeof(float));
+    mix(a.shorts.data(), a.shorts.size() * sizeof(uint16_t));
   }
   char hex[17];
   std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(h));
@@ -83,7 +82,8 @@ std::string upload_key(const run_request& r) {
   key += "#";
   for (const kernel_arg& a : r.args->args)
     key += std::to_string(static_cast<int>(a.kind)) + ":" + std::to_string(a.scalar) + ":" +
-           std::to_string(a.ints.size()) + ":" + std::to_string(a.floats.size()) + ",";
+           std::to_string(a.ints.size()) + ":" + std::to_string(a.floats.size()) + ":" +
+           std::to_string(a.shorts.size()) + ",";
   return key;
 }
 

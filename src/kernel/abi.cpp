@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
 
+#include "kernel/format_registry.h"
 #include "sparse/error.h"
-#include "sparse/formats.h"
 #include "sparse/quote_text.h"
 
 namespace sparserl {
@@ -14,28 +13,8 @@ namespace {
 
 // ---- format parameters ------------------------------------------------------------------------
 
-struct param_rule {
-  const char* key;
-  int64_t fallback;
-  int64_t min, max;
-  bool power_of_two;
-  const char* define;  // the SPARSERL_* macro (BSR's r, c are BLOCK_R, BLOCK_C: SELL has C)
-};
-
-std::vector<param_rule> param_rules(format_kind format) {
-  constexpr int64_t i32_max = INT32_MAX;
-  switch (format) {
-    case format_kind::sell:
-      return {{"C", 32, 1, 1024, true, "SPARSERL_C"},
-              {"sigma", 1, 1, i32_max, false, "SPARSERL_SIGMA"}};
-    case format_kind::bsr:
-      return {{"r", 4, 1, 64, false, "SPARSERL_BLOCK_R"},
-              {"c", 4, 1, 64, false, "SPARSERL_BLOCK_C"}};
-    case format_kind::hyb:
-      return {{"width", 0, 0, i32_max, false, "SPARSERL_WIDTH"}};
-    default:
-      return {};
-  }
+const std::vector<format_param_rule>& param_rules(format_kind format) {
+  return find_format(format).params;
 }
 
 bool iequal(const std::string& a, const std::string& b) {
@@ -47,12 +26,12 @@ bool iequal(const std::string& a, const std::string& b) {
 
 std::string known_keys(format_kind format) {
   std::string out;
-  for (const param_rule& p : param_rules(format))
+  for (const format_param_rule& p : param_rules(format))
     out += (out.empty() ? "" : ", ") + std::string(p.key);
   return out;
 }
 
-std::string range_error(const param_rule& p, int64_t v) {
+std::string range_error(const format_param_rule& p, int64_t v) {
   std::string what = std::string(p.key) + "=" + std::to_string(v) + " must be ";
   if (p.power_of_two) what += "a power of two ";
   what += "in " + std::to_string(p.min) + ".." + std::to_string(p.max);
@@ -62,53 +41,10 @@ std::string range_error(const param_rule& p, int64_t v) {
 
 // ---- argument layout ----------------------------------------------------------------------------
 
-struct arg_slot {
-  arg_kind kind;
-  const char* name;
-};
-
-std::vector<arg_slot> format_slots(format_kind format) {
-  using k = arg_kind;
-  switch (format) {
-    case format_kind::csr:
-      return {{k::i32, "nnz"},
-              {k::i32_array, "row_ptr"},
-              {k::i32_array, "col_idx"},
-              {k::f32_array, "values"}};
-    case format_kind::coo:
-      return {{k::i32, "nnz"},
-              {k::i32_array, "row_idx"},
-              {k::i32_array, "col_idx"},
-              {k::f32_array, "values"}};
-    case format_kind::ell:
-      return {{k::i32, "width"}, {k::i32_array, "col_idx"}, {k::f32_array, "values"}};
-    case format_kind::sell:
-      // Named slice_height, not C: SpMM's output is C (see docs/kernel-abi.md).
-      return {{k::i32, "slice_height"},      {k::i32, "num_slices"}, {k::i32_array, "slice_ptr"},
-              {k::i32_array, "slice_width"}, {k::i32_array, "perm"}, {k::i32_array, "col_idx"},
-              {k::f32_array, "values"}};
-    case format_kind::bsr:
-      return {{k::i32, "r"},
-              {k::i32, "c"},
-              {k::i32, "block_rows"},
-              {k::i32_array, "block_row_ptr"},
-              {k::i32_array, "block_col_idx"},
-              {k::f32_array, "values"}};
-    case format_kind::dia:
-      return {{k::i32, "num_diags"}, {k::i32_array, "offsets"}, {k::f32_array, "values"}};
-    case format_kind::hyb:
-      return {
-          {k::i32, "width"},           {k::i32_array, "ell_col_idx"}, {k::f32_array, "ell_values"},
-          {k::i32, "coo_nnz"},         {k::i32_array, "coo_row_idx"}, {k::i32_array, "coo_col_idx"},
-          {k::f32_array, "coo_values"}};
-  }
-  return {};
-}
-
-std::vector<arg_slot> signature_slots(sparse_op op, format_kind format) {
-  std::vector<arg_slot> out = {{arg_kind::i32, "rows"}, {arg_kind::i32, "cols"}};
+std::vector<format_slot> signature_slots(sparse_op op, format_kind format) {
+  std::vector<format_slot> out = {{arg_kind::i32, "rows"}, {arg_kind::i32, "cols"}};
   if (op == sparse_op::spmm) out.push_back({arg_kind::i32, "k"});
-  for (const arg_slot& s : format_slots(format)) out.push_back(s);
+  for (const format_slot& s : find_format(format).slots) out.push_back(s);
   out.push_back({arg_kind::input, op == sparse_op::spmv ? "x" : "B"});
   out.push_back({arg_kind::output, op == sparse_op::spmv ? "y" : "C"});
   return out;
@@ -122,6 +58,8 @@ const char* c_type(arg_kind kind) {
       return "const int* __restrict__ ";
     case arg_kind::f32_array:
       return "const float* __restrict__ ";
+    case arg_kind::u16_array:
+      return "const unsigned short* __restrict__ ";
     case arg_kind::input:
       return "const float* __restrict__ ";
     case arg_kind::output:
@@ -140,123 +78,23 @@ int64_t stored_element_limit(const csr_matrix& a) {
   return std::min<int64_t>(INT32_MAX, std::max<int64_t>(int64_t{1} << 24, relative));
 }
 
-class arg_builder {
- public:
-  arg_builder(sparse_op op, format_kind format) : slots_(signature_slots(op, format)) {}
-
-  void i32(int64_t v) {
-    if (v < INT32_MIN || v > INT32_MAX)
-      throw error(std::string("kernel ABI: argument ") + next().name + " = " + std::to_string(v) +
-                  " does not fit in int");
-    kernel_arg& a = push(arg_kind::i32);
-    a.scalar = static_cast<int32_t>(v);
-  }
-  void ints(std::vector<int32_t> v) { push(arg_kind::i32_array).ints = std::move(v); }
-  void floats(std::vector<float> v) { push(arg_kind::f32_array).floats = std::move(v); }
-  void dense() {  // input and output: data supplied per trial by the runner
-    push(arg_kind::input);
-    push(arg_kind::output);
-  }
-  std::vector<kernel_arg> take() {
-    if (args_.size() != slots_.size()) throw error("kernel ABI: argument list incomplete");
-    return std::move(args_);
-  }
-
- private:
-  const arg_slot& next() const {
-    if (args_.size() >= slots_.size()) throw error("kernel ABI: too many arguments");
-    return slots_[args_.size()];
-  }
-  kernel_arg& push(arg_kind kind) {
-    const arg_slot& slot = next();
-    if (slot.kind != kind)
-      throw error(std::string("kernel ABI: argument ") + slot.name + " has the wrong kind");
-    kernel_arg a;
-    a.kind = kind;
-    a.name = slot.name;
-    args_.push_back(std::move(a));
-    return args_.back();
-  }
-  std::vector<arg_slot> slots_;
-  std::vector<kernel_arg> args_;
-};
-
-int32_t param_i32(const std::map<std::string, int64_t>& p, const char* key) {
-  return static_cast<int32_t>(p.at(key));  // ranges checked by normalize_format_params
+// A converter's arguments must match the format's slots (a registry bug otherwise).
+void check_slots(const format_info& format, const format_data& data) {
+  if (data.args.size() != format.slots.size())
+    throw error(std::string("kernel ABI: ") + format.name + " converter gave " +
+                std::to_string(data.args.size()) + " arguments for " +
+                std::to_string(format.slots.size()) + " slots");
+  for (size_t i = 0; i < data.args.size(); ++i)
+    if (data.args[i].kind != format.slots[i].kind || data.args[i].name != format.slots[i].name)
+      throw error(std::string("kernel ABI: argument ") + format.slots[i].name +
+                  " has the wrong kind");
 }
 
-void build_format_args(arg_builder& b, format_arguments& out, const csr_matrix& a,
-                       format_kind format, const std::map<std::string, int64_t>& params) {
-  const int64_t limit = stored_element_limit(a);
-  out.work_rows = a.rows;
-  switch (format) {
-    case format_kind::csr:
-      b.i32(a.nnz());
-      b.ints(a.row_ptr);
-      b.ints(a.col_idx);
-      b.floats(a.values);
-      out.work_nnz = a.nnz();
-      break;
-    case format_kind::coo: {
-      coo_matrix m = to_coo(a);
-      out.work_nnz = out.coo_nnz = m.nnz();
-      b.i32(m.nnz());
-      b.ints(std::move(m.row_idx));
-      b.ints(std::move(m.col_idx));
-      b.floats(std::move(m.values));
-      break;
-    }
-    case format_kind::ell: {
-      ell_matrix m = to_ell(a, limit);
-      b.i32(m.width);
-      b.ints(std::move(m.col_idx));
-      b.floats(std::move(m.values));
-      break;
-    }
-    case format_kind::sell: {
-      sell_matrix m = to_sell(a, param_i32(params, "C"), param_i32(params, "sigma"), limit);
-      b.i32(m.C);
-      b.i32(m.num_slices);
-      b.ints(std::move(m.slice_ptr));
-      b.ints(std::move(m.slice_width));
-      b.ints(std::move(m.perm));
-      b.ints(std::move(m.col_idx));
-      b.floats(std::move(m.values));
-      break;
-    }
-    case format_kind::bsr: {
-      bsr_matrix m = to_bsr(a, param_i32(params, "r"), param_i32(params, "c"), limit);
-      out.work_rows = m.block_rows;
-      b.i32(m.r);
-      b.i32(m.c);
-      b.i32(m.block_rows);
-      b.ints(std::move(m.block_row_ptr));
-      b.ints(std::move(m.block_col_idx));
-      b.floats(std::move(m.values));
-      break;
-    }
-    case format_kind::dia: {
-      dia_matrix m = to_dia(a, limit);
-      b.i32(m.num_diags);
-      b.ints(std::move(m.offsets));
-      b.floats(std::move(m.values));
-      break;
-    }
-    case format_kind::hyb: {
-      int32_t width = param_i32(params, "width");
-      if (width == 0) width = automatic_hyb_width(a, limit);
-      hyb_matrix m = to_hyb(a, width, limit);
-      out.work_nnz = out.coo_nnz = m.coo.nnz();
-      b.i32(m.ell.width);
-      b.ints(std::move(m.ell.col_idx));
-      b.floats(std::move(m.ell.values));
-      b.i32(m.coo.nnz());
-      b.ints(std::move(m.coo.row_idx));
-      b.ints(std::move(m.coo.col_idx));
-      b.floats(std::move(m.coo.values));
-      break;
-    }
-  }
+kernel_arg dense_arg(arg_kind kind, const char* name) {  // data supplied per trial by the runner
+  kernel_arg a;
+  a.kind = kind;
+  a.name = name;
+  return a;
 }
 
 // ---- launch geometry ----------------------------------------------------------------------------
@@ -309,29 +147,16 @@ int64_t grid_x_of(const launch_spec& spec, const entry_point& entry, const forma
 
 std::vector<entry_point> entry_points(sparse_op op, format_kind format) {
   const std::string p = std::string(op_name(op)) + "_";
-  switch (format) {
-    case format_kind::csr:
-      return {{p + "csr", true}};
-    case format_kind::coo:
-      return {{p + "coo_init", false}, {p + "coo", true}};
-    case format_kind::ell:
-      return {{p + "ell", false}};
-    case format_kind::sell:
-      return {{p + "sell", false}};
-    case format_kind::bsr:
-      return {{p + "bsr", false}};
-    case format_kind::dia:
-      return {{p + "dia", false}};
-    case format_kind::hyb:
-      return {{p + "hyb_ell", false}, {p + "hyb_coo", true}};
-  }
-  return {};
+  std::vector<entry_point> out;
+  for (const format_entry& e : find_format(format).entries)
+    out.push_back({p + e.suffix, e.nnz_work});
+  return out;
 }
 
 std::string entry_signature(sparse_op op, format_kind format, const std::string& entry) {
   std::string out = "extern \"C\" __global__ void " + entry + "(";
   bool first = true;
-  for (const arg_slot& s : signature_slots(op, format)) {
+  for (const format_slot& s : signature_slots(op, format)) {
     out += (first ? "" : ", ") + std::string(c_type(s.kind)) + s.name;
     first = false;
   }
@@ -340,24 +165,24 @@ std::string entry_signature(sparse_op op, format_kind format, const std::string&
 
 std::map<std::string, int64_t> default_format_params(format_kind format) {
   std::map<std::string, int64_t> out;
-  for (const param_rule& p : param_rules(format)) out[p.key] = p.fallback;
+  for (const format_param_rule& p : param_rules(format)) out[p.key] = p.fallback;
   return out;
 }
 
 std::vector<std::string> format_param_names(format_kind format) {
   std::vector<std::string> out;
-  for (const param_rule& p : param_rules(format)) out.emplace_back(p.key);
+  for (const format_param_rule& p : param_rules(format)) out.emplace_back(p.key);
   return out;
 }
 
 std::string normalize_format_params(format_kind format, std::map<std::string, int64_t>& params) {
-  const std::vector<param_rule> rules = param_rules(format);
+  const std::vector<format_param_rule>& rules = param_rules(format);
   std::map<std::string, int64_t> out;
   std::map<std::string, std::string> spelled;  // canonical key -> as written
   for (const auto& [key, value] : params) {
     const std::string& written = key;  // clang 14 cannot capture a structured binding
     auto rule = std::find_if(rules.begin(), rules.end(),
-                             [&](const param_rule& p) { return iequal(written, p.key); });
+                             [&](const format_param_rule& p) { return iequal(written, p.key); });
     if (rule == rules.end())
       return "unknown parameter " + quote_text(key) + " for " + format_name(format) +
              (rules.empty() ? std::string(" (it takes no parameters)")
@@ -371,7 +196,7 @@ std::string normalize_format_params(format_kind format, std::map<std::string, in
       return range_error(*rule, value);
     out[rule->key] = value;
   }
-  for (const param_rule& p : rules) out.emplace(p.key, p.fallback);
+  for (const format_param_rule& p : rules) out.emplace(p.key, p.fallback);
   params = std::move(out);
   return "";
 }
@@ -383,17 +208,21 @@ format_arguments build_arguments(sparse_op op, const csr_matrix& a, const kernel
   if (!bad.empty()) throw error(std::string("FORMAT ") + format_name(program.format) + ": " + bad);
   if (op == sparse_op::spmm && k < 1)
     throw error("SpMM: k = " + std::to_string(k) + " dense columns; need at least 1");
+  const format_info& format = find_format(program.format);
+  format_data data = format.convert(a, params, stored_element_limit(a));
+  check_slots(format, data);
   format_arguments out;
-  arg_builder b(op, program.format);
-  b.i32(a.rows);
-  b.i32(a.cols);
-  if (op == sparse_op::spmm) b.i32(k);
-  build_format_args(b, out, a, program.format, params);
-  b.dense();
-  out.args = b.take();
+  out.work_rows = data.work_rows;
+  out.work_nnz = data.work_nnz;
+  out.coo_nnz = data.coo_nnz;
+  out.args.push_back(scalar_arg("rows", a.rows));
+  out.args.push_back(scalar_arg("cols", a.cols));
+  if (op == sparse_op::spmm) out.args.push_back(scalar_arg("k", k));
+  for (kernel_arg& arg : data.args) out.args.push_back(std::move(arg));
+  out.args.push_back(dense_arg(arg_kind::input, op == sparse_op::spmv ? "x" : "B"));
+  out.args.push_back(dense_arg(arg_kind::output, op == sparse_op::spmv ? "y" : "C"));
   for (const kernel_arg& arg : out.args)
-    out.footprint_bytes +=
-        static_cast<int64_t>(arg.ints.size() * sizeof(int32_t) + arg.floats.size() * sizeof(float));
+    out.footprint_bytes += static_cast<int64_t>(arg.array_bytes());
   return out;
 }
 
@@ -441,7 +270,7 @@ std::string parameter_defines(const kernel_program& program) {
   auto define = [&out](const std::string& name, int64_t value) {
     out += "#define " + name + " " + std::to_string(value) + "\n";
   };
-  for (const param_rule& p : param_rules(program.format)) {
+  for (const format_param_rule& p : param_rules(program.format)) {
     auto it = program.format_params.find(p.key);
     const int64_t value = it == program.format_params.end() ? p.fallback : it->second;
     if (std::string(p.key) == "width" && value == 0) continue;  // automatic: only known at run time

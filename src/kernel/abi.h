@@ -1,32 +1,18 @@
 #pragma once
 // The kernel ABI: for each (op, format) the entry points, their exact argument lists and the
-// device data the harness builds from CSR. Runners marshal kernel_args generically, so adding a
-// format touches only abi.cpp. The human-readable form is docs/kernel-abi.md.
+// device data the harness builds from CSR, all generated from the format registry
+// (kernel/format_registry.h). Runners marshal kernel_args by kind, so adding a format touches
+// neither this file nor the runners. The human-readable form is docs/kernel-abi.md.
 #include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "kernel/kernel_arg.h"
 #include "kernel/program.h"
 #include "sparse/csr_matrix.h"
 
 namespace sparserl {
-
-enum class arg_kind {
-  i32,        // int scalar
-  i32_array,  // const int* (device, read-only)
-  f32_array,  // const float* (device, read-only)
-  input,      // const float* x (SpMV, cols) or B (SpMM, cols x k row-major): fresh per trial
-  output,     // float* y (rows) or C (rows x k row-major): poisoned before every run
-};
-
-struct kernel_arg {
-  arg_kind kind;
-  std::string name;           // as in the signature, e.g. "row_ptr"
-  int32_t scalar = 0;         // kind == i32
-  std::vector<int32_t> ints;  // kind == i32_array
-  std::vector<float> floats;  // kind == f32_array
-};
 
 struct entry_point {
   std::string name;       // e.g. "spmv_csr"
@@ -58,7 +44,8 @@ struct format_arguments {
   int64_t coo_nnz = 0;    // HYB/COO: entries in the COO part
   int64_t footprint_bytes = 0;  // bytes of the format arrays (memory penalty baseline)
 };
-// Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large).
+// Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large)
+// and on a matrix the format cannot hold (CSR16: a row spanning more than 65535 columns).
 format_arguments build_arguments(sparse_op op, const csr_matrix& a, const kernel_program& program,
                                  int32_t k);
 

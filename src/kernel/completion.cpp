@@ -6,6 +6,7 @@
 
 #include "kernel/abi.h"
 #include "kernel/cuda_lexer.h"
+#include "kernel/format_registry.h"
 #include "sparse/quote_text.h"
 
 namespace sparserl {
@@ -79,9 +80,8 @@ std::string parse_key_value(std::string_view word, std::string& key, int64_t& va
 
 std::string known_formats() {
   std::string out;
-  for (format_kind f : {format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell,
-                        format_kind::bsr, format_kind::dia, format_kind::hyb})
-    out += (out.empty() ? "" : ", ") + std::string(format_name(f));
+  for (const format_info& f : format_registry())
+    out += (out.empty() ? "" : ", ") + std::string(f.name);
   return out;
 }
 

@@ -12,7 +12,8 @@ expert_template info() {
           sparse_op::spmm,
           format_kind::bsr,
           "a lane group per block row, k-tile per block column; each B row piece feeds r rows",
-          {{"r", {2, 4, 8}, "block rows (1..64)"}, {"c", {2, 4, 8}, "block columns (1..64)"}},
+          {{"r", {2, 3, 4, 6, 8}, "block rows (1..64)"},
+           {"c", {2, 3, 4, 6, 8}, "block columns (1..64)"}},
           {{"block", {128, 256}, "threads per block (a multiple of 32)"},
            {"group", {8, 32}, "lanes per block row (a power of two <= 32)"},
            {"tile", {32, 64, 128}, "columns of C per block (k_per_block)"},
@@ -60,15 +61,10 @@ extern "C" __global__ void spmm_bsr(@ARGS@) {
 }
 )";
 
-double block_fill(const matrix_features& f, int64_t b) {
-  return b == 2 ? f.block_fill_2 : b == 4 ? f.block_fill_4 : f.block_fill_8;
-}
-
 std::vector<expert_config> space(const matrix_features& f, int k) {
   // As BSR SpMV: only square blocks whose measured fill is high.
   std::vector<expert_config> out;
-  for (int64_t b : {2, 4, 8}) {
-    if (f.nnz == 0 || block_fill(f, b) < (b == 2 ? 0.7 : 0.6)) continue;
+  for (int64_t b : bsr_block_sizes(f)) {
     for (int64_t group : {8, 32})
       if (const int64_t tile = bsr_spmm_tile(b, group, k))
         out.push_back(make_config(

@@ -1,8 +1,10 @@
-// BSR SpMV: a group of `group` lanes per block row, laid out as (group / r) block slots x r rows.
-// Slot s takes every (group / r)-th block of the block row; lane (s, i) dots row i of each of its
-// blocks with the c-wide piece of x (16-byte loads when c % 4 == 0 and the piece is inside x),
-// then the slots are summed with shuffles. Blocks on the last block column may reach past the
-// matrix: those columns are skipped (their cells are 0), x is never read out of bounds.
+// BSR SpMV: a group of `group` lanes per block row, laid out as block slots x r rows, with the
+// largest power of two of slots that fits (group / r rounded down; lanes past slots x r idle, so
+// r need not be a power of two: 3x3 and 6x6 FEM blocks). Slot s takes every slots-th block; lane
+// (s, i) dots row i of each of its blocks with the c-wide piece of x (16-byte loads when c % 4 == 0
+// and the piece is inside x), then the slots are summed with shuffles. Blocks on the last block
+// column may reach past the matrix: those columns are skipped (their cells are 0), x is never read
+// out of bounds.
 #include "kernel/expert_library.h"
 
 namespace sparserl::expert_detail {
@@ -14,17 +16,23 @@ expert_template info() {
           format_kind::bsr,
           "group lanes per block row = slots x r rows; block-row dot products, shuffle sum "
           "over slots",
-          {{"r", {2, 4, 8}, "block rows (a power of two <= 32)"},
-           {"c", {2, 4, 8}, "block columns (1..64)"}},
+          {{"r", {2, 3, 4, 6, 8}, "block rows (1..32)"}, {"c", {2, 4, 8}, "block columns (1..64)"}},
           {{"block", {128, 256}, "threads per block (a multiple of 32)"},
            {"group", {2, 4, 8, 16, 32}, "lanes per block row (a power of two, r <= group <= 32)"}}};
+}
+
+// The power-of-two number of block slots a group holds: lanes (slot, i) = slot * r + i.
+int64_t slots_of(int64_t group, int64_t r) {
+  int64_t slots = 1;
+  while (slots * 2 * r <= group) slots *= 2;
+  return slots;
 }
 
 const char* const source = R"(
 constexpr int kBlock = @block@;
 constexpr int kR = @r@, kC = @c@;  // block shape, as in the FORMAT line
 constexpr int kGroup = @group@;    // lanes per block row
-constexpr int kSlots = kGroup / kR;
+constexpr int kSlots = @slots@;    // block slots: a power of two <= kGroup / kR
 constexpr int kBlockRowsPerBlock = kBlock / kGroup;
 
 extern "C" __global__ void spmv_bsr(@ARGS@) {
@@ -32,7 +40,7 @@ extern "C" __global__ void spmv_bsr(@ARGS@) {
   const int slot = lane / kR, i = lane % kR;
   const long long br = (long long)blockIdx.x * kBlockRowsPerBlock + threadIdx.x / kGroup;
   float sum = 0.0f;
-  if (br < block_rows) {
+  if (br < block_rows && slot < kSlots) {  // lanes past kSlots * kR idle
     const int end = block_row_ptr[br + 1];
     for (int b = block_row_ptr[br] + slot; b < end; b += kSlots) {
       const int col0 = block_col_idx[b] * kC;
@@ -40,10 +48,11 @@ extern "C" __global__ void spmv_bsr(@ARGS@) {
 @DOT@
     }
   }
-  // Lanes of the same row i sit kR apart; no thread returned early, so all lanes shuffle.
+  // Lanes of the same row i sit kR apart; no thread returned early, so all lanes shuffle. Slot s
+  // only reads slot s + half < kSlots, so the idle lanes' zeros are never added.
 #pragma unroll
-  for (int offset = kGroup / 2; offset >= kR; offset /= 2)
-    sum += __shfl_down_sync(0xffffffffu, sum, offset, kGroup);
+  for (int half = kSlots / 2; half > 0; half /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, half * kR, kGroup);
   const long long row = br * kR + i;
   if (slot == 0 && br < block_rows && row < rows) y[row] = sum;
 }
@@ -66,16 +75,13 @@ const char* const dot_vector = R"(      if (col0 + kC <= cols) {
           if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);
       })";
 
-double block_fill(const matrix_features& f, int64_t b) {
-  return b == 2 ? f.block_fill_2 : b == 4 ? f.block_fill_4 : f.block_fill_8;
-}
-
 std::vector<expert_config> space(const matrix_features& f, int) {
-  // Square blocks whose measured fill is high: BSR's padding then costs less than CSR's indices.
+  // Square blocks whose measured fill is high: BSR's padding then costs less than CSR's indices;
+  // the power-of-two sizes and the detected block size (3x3, 6x6 FEM blocks).
   std::vector<expert_config> out;
-  for (int64_t b : {2, 4, 8}) {
-    if (f.nnz == 0 || block_fill(f, b) < (b == 2 ? 0.7 : 0.6)) continue;
-    for (int64_t group : {b, int64_t{32}})  // a thread per row, or a warp per block row
+  for (int64_t b : bsr_block_sizes(f)) {
+    // A thread per row (the smallest group holding r lanes), or a warp per block row.
+    for (int64_t group : {pow2_at_least(b), int64_t{32}})
       for (int64_t block : {128, 256})
         out.push_back(
             make_config(info(), {{"r", b}, {"c", b}}, {{"block", block}, {"group", group}}));
@@ -87,13 +93,14 @@ kernel_program emit(const expert_config& c) {
   const int64_t block = c.param("block"), group = c.param("group");
   const int64_t r = c.format_param("r"), cc = c.format_param("c");
   require_block(c, block);
-  require(is_pow2(r) && r <= 32, c, "r must be a power of two <= 32");
+  require(r >= 1 && r <= 32, c, "r must be 1..32");
   require(cc >= 1 && cc <= 64, c, "c must be 1..64");
   require(is_pow2(group) && group >= r && group <= 32, c,
           "group must be a power of two with r <= group <= 32");
   auto values = as_text(c.params);
   values["r"] = std::to_string(r);
   values["c"] = std::to_string(cc);
+  values["slots"] = std::to_string(slots_of(group, r));
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::bsr);
   values["DOT"] = cc % 4 == 0 ? dot_vector : dot_scalar;
   kernel_program p;
@@ -103,6 +110,21 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
+
+double block_fill_of(const matrix_features& f, int64_t b) {
+  if (b == f.block_size) return f.block_size_fill;
+  return b == 2 ? f.block_fill_2 : b == 4 ? f.block_fill_4 : b == 8 ? f.block_fill_8 : 0;
+}
+
+std::vector<int64_t> bsr_block_sizes(const matrix_features& f) {
+  std::vector<int64_t> out;
+  if (f.nnz == 0) return out;
+  for (int64_t b : {2, 4, 8})
+    if (block_fill_of(f, b) >= (b == 2 ? 0.7 : 0.6)) out.push_back(b);
+  if (f.block_size > 1 && !is_pow2(f.block_size) && f.block_size_fill >= 0.6)
+    out.push_back(f.block_size);
+  return out;
+}
 
 family bsr_spmv() { return {info(), space, emit}; }
 

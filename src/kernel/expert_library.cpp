@@ -13,11 +13,25 @@ namespace {
 
 const std::vector<family>& families() {
   static const std::vector<family> all = {
-      csr_scalar_spmv(), csr_vector_spmv(), csr_adaptive_spmv(), csr_merge_spmv(),
-      csr_split_spmv(),  ell_spmv(),        sell_spmv(),         bsr_spmv(),
-      dia_spmv(),        coo_spmv(),        hyb_spmv(),          csr_rowgroup_spmm(),
-      csr_merge_spmm(),  ell_spmm(),        sell_spmm(),         bsr_spmm(),
+      csr_scalar_spmv(),
+      csr_vector_spmv(),
+      csr_adaptive_spmv(),
+      csr_merge_spmv(),
+      csr_split_spmv(),
+      ell_spmv(),
+      sell_spmv(),
+      bsr_spmv(),
+      dia_spmv(),
+      coo_spmv(),
+      hyb_spmv(),
+      csr_rowgroup_spmm(),
+      csr_merge_spmm(),
+      ell_spmm(),
+      sell_spmm(),
+      bsr_spmm(),
       hyb_spmm(),
+      csr16_vector_spmv(),
+      csr16_rowgroup_spmm(),
   };
   return all;
 }

@@ -92,6 +92,8 @@ family ell_spmm();
 family sell_spmm();
 family bsr_spmm();
 family hyb_spmm();
+family csr16_vector_spmv();
+family csr16_rowgroup_spmm();
 
 // The parameter list of (op, format)'s entry points, as entry_signature spells it (names
 // included: the template bodies use them, e.g. SELL's slice_height, SpMM's B and C).
@@ -158,6 +160,13 @@ int64_t bsr_spmm_tile(int64_t r, int64_t group, int k);
 int64_t merge_spmm_rows_per_block(const matrix_features& f, int64_t per_warp);
 // The lanes of this thread's `group`-lane group, as a shuffle mask (device expression).
 std::string group_mask(int64_t group);
+
+// The fill of aligned b x b blocks (features measure 2, 4, 8 and the detected block size;
+// 0 for other sizes).
+double block_fill_of(const matrix_features& f, int64_t b);
+// The square BSR block sizes worth trying: 2 (fill >= 0.7), 4 and 8 (>= 0.6), and the detected
+// block size when it is not a power of two (fill >= 0.6). Empty when nothing blocks.
+std::vector<int64_t> bsr_block_sizes(const matrix_features& f);
 
 // Power-law rows: the longest row is over 32 x the mean, or the Gini coefficient of the row
 // lengths is over 0.6; any row-to-lane mapping leaves a few groups with most of the work. The

@@ -1,18 +1,14 @@
 #include "kernel/program.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 
 #include "kernel/abi.h"
+#include "kernel/format_registry.h"
 
 namespace sparserl {
 
 namespace {
-
-constexpr std::array<format_kind, 7> all_formats = {
-    format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell,
-    format_kind::bsr, format_kind::dia, format_kind::hyb};
 
 bool iequals(const std::string& a, const char* b) {
   size_t i = 0;
@@ -37,25 +33,7 @@ std::string launch_body(const launch_spec& l) {
 
 const char* op_name(sparse_op op) { return op == sparse_op::spmv ? "spmv" : "spmm"; }
 
-const char* format_name(format_kind format) {
-  switch (format) {
-    case format_kind::csr:
-      return "CSR";
-    case format_kind::coo:
-      return "COO";
-    case format_kind::ell:
-      return "ELL";
-    case format_kind::sell:
-      return "SELL";
-    case format_kind::bsr:
-      return "BSR";
-    case format_kind::dia:
-      return "DIA";
-    case format_kind::hyb:
-      return "HYB";
-  }
-  return "?";
-}
+const char* format_name(format_kind format) { return find_format(format).name; }
 
 std::optional<sparse_op> parse_op(const std::string& text) {
   if (iequals(text, "spmv")) return sparse_op::spmv;
@@ -64,8 +42,8 @@ std::optional<sparse_op> parse_op(const std::string& text) {
 }
 
 std::optional<format_kind> parse_format(const std::string& text) {
-  for (format_kind f : all_formats)
-    if (iequals(text, format_name(f))) return f;
+  for (const format_info& f : format_registry())
+    if (iequals(text, f.name)) return f.kind;
   return std::nullopt;
 }
 

@@ -13,7 +13,8 @@
 namespace sparserl {
 
 enum class sparse_op { spmv, spmm };
-enum class format_kind { csr, coo, ell, sell, bsr, dia, hyb };
+// In the order of kernel/format_registry.cpp.
+enum class format_kind { csr, coo, ell, sell, bsr, dia, hyb, csr16 };
 
 const char* op_name(sparse_op op);                                 // "spmv"
 const char* format_name(format_kind format);                       // "CSR"

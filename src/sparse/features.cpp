@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sparse/block_shape.h"
+#include "sparse/formats.h"
+
 namespace sparserl {
 
 namespace {
@@ -158,6 +161,10 @@ matrix_features compute_features(const csr_matrix& a) {
   f.block_fill_2 = block_fill(f.nnz, blocks.of_2, 2);
   f.block_fill_4 = block_fill(f.nnz, blocks.of_4, 4);
   f.block_fill_8 = block_fill(f.nnz, blocks.of_8, 8);
+  const block_shape shape = detect_block_shape(a);
+  f.block_size = shape.size;
+  f.block_size_fill = shape.fill;
+  f.row_span_max = max_row_span(a);
   // An empty matrix needs no padding: ratio 1 keeps "1 = no padding" true and avoids 0 / 0.
   f.ell_padding_ratio =
       f.nnz == 0 ? 1.0
@@ -182,7 +189,10 @@ nlohmann::json features_to_json(const matrix_features& f) {
           {"block_fill_2", f.block_fill_2},
           {"block_fill_4", f.block_fill_4},
           {"block_fill_8", f.block_fill_8},
-          {"ell_padding_ratio", f.ell_padding_ratio}};
+          {"ell_padding_ratio", f.ell_padding_ratio},
+          {"block_size", f.block_size},
+          {"block_size_fill", f.block_size_fill},
+          {"row_span_max", f.row_span_max}};
 }
 
 }  // namespace sparserl

@@ -19,6 +19,11 @@ struct matrix_features {
   double diagonal_fill = 0;    // nnz / (cells those diagonals cover inside the matrix)
   double block_fill_2 = 0, block_fill_4 = 0, block_fill_8 = 0;  // nnz / (nonzero blocks * b * b)
   double ell_padding_ratio = 0;  // rows * max row length / nnz (1 = no padding)
+  // The square block size of the structure (sparse/block_shape.h: 3 for 3-dof FEM; 1 = none)
+  // and the fill of its aligned blocks.
+  int32_t block_size = 1;
+  double block_size_fill = 0;
+  int64_t row_span_max = 0;  // widest last - first column of a row (CSR16 needs <= 65535)
 };
 
 matrix_features compute_features(const csr_matrix& a);

@@ -78,6 +78,21 @@ struct hyb_matrix {
   coo_matrix coo;
 };
 
+// CSR with 16-bit column indices: each row stores its first column as a 32-bit col_base and
+// every entry's column as a 16-bit offset from it (col = col_base[row] + col_offset[e]), so an
+// entry costs 6 bytes instead of 8. row_ptr and values are CSR's; col_base is 0 for an empty row.
+// Only matrices whose every row spans at most max_col_offset columns (last - first) fit:
+// to_csr16 refuses the others (sparserl::error naming the first row that does not fit).
+struct csr16_matrix {
+  static constexpr int32_t max_col_offset = 65535;
+  int32_t rows = 0, cols = 0;
+  std::vector<int32_t> row_ptr{0};   // rows + 1
+  std::vector<int32_t> col_base;     // rows
+  std::vector<uint16_t> col_offset;  // nnz
+  std::vector<float> values;         // nnz
+  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+};
+
 coo_matrix to_coo(const csr_matrix& a);
 ell_matrix to_ell(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
 sell_matrix to_sell(const csr_matrix& a, int32_t C, int32_t sigma,
@@ -87,6 +102,12 @@ bsr_matrix to_bsr(const csr_matrix& a, int32_t r, int32_t c,
 dia_matrix to_dia(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
 hyb_matrix to_hyb(const csr_matrix& a, int32_t width,
                   int64_t max_elements = default_max_padded_elements);
+csr16_matrix to_csr16(const csr_matrix& a);
+// The CSR matrix a CSR16 layout holds (to_csr(to_csr16(a)) == a).
+csr_matrix to_csr(const csr16_matrix& a);
+// The widest column span of a row (last column - first column; 0 for rows of 0 or 1 entries):
+// CSR16 holds the matrix when this is at most csr16_matrix::max_col_offset.
+int64_t max_row_span(const csr_matrix& a);
 // The HYB width the ABI uses for width 0 (and `matrix convert` by default): the
 // ceil(rows / 3)-th longest row, capped so the ELL part stays within max_elements.
 int32_t automatic_hyb_width(const csr_matrix& a,
@@ -100,5 +121,6 @@ void spmv(const sell_matrix& a, const float* x, float* y);
 void spmv(const bsr_matrix& a, const float* x, float* y);
 void spmv(const dia_matrix& a, const float* x, float* y);
 void spmv(const hyb_matrix& a, const float* x, float* y);
+void spmv(const csr16_matrix& a, const float* x, float* y);
 
 }  // namespace sparserl

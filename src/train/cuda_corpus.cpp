@@ -105,8 +105,9 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
-// The fixed matrices whose expert spaces give the corpus its programs: one per generator family
-// at a small size, so every template and its structure-dependent parameters appear.
+// The fixed matrices whose expert spaces give the corpus its programs: one per classic generator
+// family at a small size, so every template and its structure-dependent parameters appear, and a
+// 3-dof FEM mesh for the BSR block shape detected from the structure (3x3).
 std::vector<csr_matrix> expert_matrices() {
   std::vector<csr_matrix> out;
   for (const std::string& family : classic_families()) {
@@ -117,6 +118,10 @@ std::vector<csr_matrix> expert_matrices() {
     spec.density = 0.02;
     out.push_back(generate_matrix(spec));
   }
+  generator_spec fem = default_spec("fem_mesh");
+  fem.rows = 729;
+  fem.dof = 3;
+  out.push_back(generate_matrix(fem));
   return out;
 }
 

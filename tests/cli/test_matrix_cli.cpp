@@ -117,6 +117,10 @@ TEST_F(MatrixCli, ConvertReportsEachLayout) {
             hyb.at("stored_elements").get<int64_t>());
   // Without --width: the width the kernel ABI uses (the ceil(rows/3)-th longest row).
   EXPECT_EQ(convert("--format HYB").at("width"), automatic_hyb_width(read_matrix_market(file)));
+  // CSR16: row_ptr and col_base (4 bytes a row), 6 bytes a nonzero.
+  const nlohmann::json csr16 = convert("--format csr16");
+  EXPECT_EQ(csr16.at("stored_elements"), f.nnz);
+  EXPECT_EQ(csr16.at("bytes"), 4 * (f.rows + 1) + 4 * f.rows + 6 * f.nnz);
   const run_result table = run("matrix convert " + file + " --format SELL");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
@@ -135,6 +139,13 @@ TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
   expect_one_line_error("matrix convert " + path("m.mtx") + " --format XYZ",
                         "unknown format 'XYZ'");
   expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR --C 8", "--C");
+  expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR16 --width 2",
+                        "--width applies to --format HYB only");
+  // A row wider than a 16-bit offset: CSR16 refuses the matrix and says why.
+  std::ofstream(path("wide.mtx")) << "%%MatrixMarket matrix coordinate real general\n"
+                                  << "2 70000 2\n1 1 1\n1 70000 1\n";
+  expect_one_line_error("matrix convert " + path("wide.mtx") + " --format CSR16",
+                        "CSR16: row 0 spans columns 0..69999");
   std::ofstream(path("bad.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n";
   expect_one_line_error("matrix info " + path("bad.mtx"), "bad.mtx");
 }

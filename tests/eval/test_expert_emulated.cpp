@@ -14,6 +14,7 @@
 #include "kernel/expert_matrices.h"
 #include "kernel/heuristic.h"
 #include "sparse/features.h"
+#include "sparse/generators.h"
 
 namespace sparserl {
 namespace {
@@ -52,6 +53,12 @@ std::vector<expert_config> spmv_configs() {
       make("sell", v, format_kind::sell, {{"block", 64}}, {{"C", 8}, {"sigma", 16}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 4}, {"c", 4}}),
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 2}}, {{"r", 2}, {"c", 3}}),
+      // Block heights that are not powers of two: idle lanes past slots x r.
+      make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 4}}, {{"r", 3}, {"c", 3}}),
+      make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 6}, {"c", 6}}),
+      make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 3}, {"c", 4}}),
+      make("csr16_vector", v, format_kind::csr16, {{"block", 64}, {"lanes", 1}}),
+      make("csr16_vector", v, format_kind::csr16, {{"block", 128}, {"lanes", 8}}),
       make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
       make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
@@ -77,6 +84,12 @@ std::vector<expert_config> spmm_configs() {
            {{"block", 64}, {"group", 8}, {"tile", 16}, {"vec", 1}}, {{"C", 8}, {"sigma", 64}}),
       make("bsr_rowgroup", m, format_kind::bsr,
            {{"block", 64}, {"group", 8}, {"tile", 32}, {"vec", 4}}, {{"r", 4}, {"c", 3}}),
+      make("bsr_rowgroup", m, format_kind::bsr,
+           {{"block", 64}, {"group", 8}, {"tile", 32}, {"vec", 1}}, {{"r", 3}, {"c", 3}}),
+      make("csr16_rowgroup", m, format_kind::csr16,
+           {{"block", 64}, {"group", 4}, {"tile", 32}, {"vec", 4}}),
+      make("csr16_rowgroup", m, format_kind::csr16,
+           {{"block", 64}, {"group", 16}, {"tile", 32}, {"vec", 1}}),
   };
 }
 
@@ -162,6 +175,45 @@ TEST(ExpertEmulated, EveryOfferedConfigurationIsCorrect) {
   std::vector<expert_config> spmm = expert_space(sparse_op::spmm, ff, 20);
   spmm.push_back(pick_heuristic(sparse_op::spmm, ff, 20));
   for (const expert_config& c : spmm) check_emulated(runner, c, fem, 20);
+}
+
+// The CSR16 and BSR templates as their spaces offer them, and the heuristic's pick, on realistic
+// generator families: FEM with 3 and 6 dof per node (BSR 3x3 / 6x6 detected), meshes, kNN and
+// power-law graphs in several node orders, SpMV and SpMM.
+TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) {
+  cpu_runner runner;
+  struct family_case {
+    const char* family;
+    int32_t dof;
+    const char* order;
+  };
+  int csr16 = 0, bsr_odd = 0;
+  for (const family_case& fc :
+       {family_case{"fem_mesh", 3, "natural"}, family_case{"fem_mesh", 6, "random"},
+        family_case{"mesh2d", 1, "rcm"}, family_case{"knn", 1, "natural"},
+        family_case{"powerlaw", 1, "random"}}) {
+    generator_spec s = default_spec(fc.family);
+    s.rows = 600;
+    s.dof = fc.dof;
+    s.order = fc.order;
+    s.seed = 5;
+    const csr_matrix a = generate_matrix(s);
+    const matrix_features f = compute_features(a);
+    SCOPED_TRACE(std::string(fc.family) + " " + fc.order + " dof " + std::to_string(fc.dof));
+    for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 20}}) {
+      std::vector<expert_config> configs;
+      for (const expert_config& c : expert_space(op, f, k))
+        if (c.format == format_kind::csr16 || c.format == format_kind::bsr) configs.push_back(c);
+      configs.push_back(pick_heuristic(op, f, k));
+      for (const expert_config& c : configs) {
+        csr16 += c.format == format_kind::csr16;
+        bsr_odd += c.format == format_kind::bsr && c.format_param("r") % 2 == 1;
+        check_emulated(runner, c, a, k);
+      }
+    }
+  }
+  EXPECT_GT(csr16, 0);
+  EXPECT_GT(bsr_odd, 0);  // the 3x3 blocks were offered and run
 }
 
 // 600 rows: mostly 1..9 nonzeros, every 13th row empty (and the last), three rows of

@@ -494,6 +494,33 @@ TEST(GpuRunnerPool, ConcurrentCallersShareThePool) {
   EXPECT_EQ(runner.workers_started(), 2);
 }
 
+// The worker receives every argument kind as the harness built it: CSR16's 16-bit column offsets
+// arrive byte for byte (the worker uploads arrays by kind, generically).
+TEST(GpuRunnerPool, LoadCarriesSixteenBitArrays) {
+  const csr_matrix a = csr_from_triplets(3, 70000, {{0, 10, 1.0f}, {0, 65545, 2.0f}, {2, 7, 3.0f}});
+  kernel_program p;
+  p.format = format_kind::csr16;
+  const format_arguments args = build_arguments(sparse_op::spmv, a, p, 1);
+  const std::vector<char> message = gpu_protocol::encode_load("k", {"old"}, args.args);
+  wire::reader r(message);
+  ASSERT_EQ(gpu_protocol::read_kind(r), gpu_protocol::message::load_data);
+  const gpu_protocol::load_request q = gpu_protocol::decode_load(r);
+  ASSERT_EQ(q.args.size(), args.args.size());
+  for (size_t i = 0; i < q.args.size(); ++i) {
+    EXPECT_EQ(q.args[i].kind, args.args[i].kind) << args.args[i].name;
+    EXPECT_EQ(q.args[i].name, args.args[i].name);
+    EXPECT_EQ(q.args[i].scalar, args.args[i].scalar);
+    EXPECT_EQ(q.args[i].ints, args.args[i].ints);
+    EXPECT_EQ(q.args[i].floats, args.args[i].floats);
+    EXPECT_EQ(q.args[i].shorts, args.args[i].shorts);
+  }
+  const kernel_arg& offsets = q.args[5];
+  EXPECT_EQ(offsets.kind, arg_kind::u16_array);
+  EXPECT_EQ(offsets.shorts, (std::vector<uint16_t>{0, 65535, 0}));
+  EXPECT_EQ(offsets.array_bytes(), 6u);
+  EXPECT_TRUE(offsets.is_array());
+}
+
 TEST(GpuRunnerPool, MalformedRequestsFailBeforeAnyWorker) {
   gpu_runner runner(fake_options("cpu"));
   task t(10, 10, "t");

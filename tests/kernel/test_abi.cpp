@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <random>
 #include <regex>
 
 #include "kernel/abi.h"
+#include "kernel/format_registry.h"
 #include "kernel/program_testing.h"
 #include "sparse/error.h"
 
@@ -53,6 +56,9 @@ const std::vector<int32_t>& ints(const format_arguments& a, const char* n) {
 }
 const std::vector<float>& floats(const format_arguments& a, const char* n) {
   return arg(a, n).floats;
+}
+const std::vector<uint16_t>& shorts(const format_arguments& a, const char* n) {
+  return arg(a, n).shorts;
 }
 
 // y = A x from the format arrays, following the documented layouts.
@@ -128,6 +134,15 @@ std::vector<double> emulate_spmv(format_kind f, const format_arguments& a, int32
       coo(ints(a, "coo_row_idx"), ints(a, "coo_col_idx"), floats(a, "coo_values"),
           scalar(a, "coo_nnz"));
       break;
+    case format_kind::csr16: {
+      const auto &rp = ints(a, "row_ptr"), &base = ints(a, "col_base");
+      const auto& offset = shorts(a, "col_offset");
+      EXPECT_EQ(static_cast<int32_t>(offset.size()), scalar(a, "nnz"));
+      for (int32_t r = 0; r < rows; ++r)
+        for (int32_t i = rp.at(r); i < rp.at(r + 1); ++i)
+          y[r] += double(floats(a, "values").at(i)) * x.at(base.at(r) + offset.at(i));
+      break;
+    }
   }
   return y;
 }
@@ -164,6 +179,55 @@ TEST(abi, entry_points_and_their_work_split) {
   EXPECT_THAT(names(sparse_op::spmm, format_kind::sell), ::testing::ElementsAre("spmm_sell"));
   for (format_kind f : {format_kind::ell, format_kind::bsr, format_kind::dia})
     EXPECT_EQ(names(sparse_op::spmv, f).size(), 1u);
+  EXPECT_THAT(names(sparse_op::spmm, format_kind::csr16), ::testing::ElementsAre("spmm_csr16+nnz"));
+}
+
+// docs/kernel-abi.md's table of entry points holds every format of the registry, for both ops,
+// with the entry points in launch order, (nnz) where nnz_per_block applies, and the exact
+// argument list (without __restrict__), so a new format cannot go undocumented.
+TEST(abi, the_documented_table_matches_every_registered_format) {
+  std::ifstream in(SPARSERL_SOURCE_DIR "/docs/kernel-abi.md");
+  ASSERT_TRUE(in) << "docs/kernel-abi.md not found";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (sparse_op op : all_ops)
+    for (const format_info& f : format_registry()) {
+      std::string entries, args;
+      for (const entry_point& e : entry_points(op, f.kind))
+        entries += (entries.empty() ? "`" : ", `") + e.name + "`" + (e.nnz_work ? " (nnz)" : "");
+      const std::string sig = entry_signature(op, f.kind, entry_points(op, f.kind).front().name);
+      args = sig.substr(sig.find('(') + 1, sig.rfind(')') - sig.find('(') - 1);
+      args = std::regex_replace(args, std::regex(R"(__restrict__ )"), "");
+      const std::string row = "| " + std::string(op_name(op)) + " | " + f.name + " | " + entries +
+                              " | `" + args + "` |";
+      EXPECT_NE(doc.find(row), std::string::npos) << "docs/kernel-abi.md lacks the row\n" << row;
+    }
+}
+
+TEST(abi, csr16_signature_passes_16_bit_column_offsets) {
+  EXPECT_EQ(entry_signature(sparse_op::spmv, format_kind::csr16, "spmv_csr16"),
+            "extern \"C\" __global__ void spmv_csr16(int rows, int cols, int nnz, "
+            "const int* __restrict__ row_ptr, const int* __restrict__ col_base, "
+            "const unsigned short* __restrict__ col_offset, const float* __restrict__ values, "
+            "const float* __restrict__ x, float* __restrict__ y)");
+}
+
+// A row spanning more than 65535 columns cannot be held: the program fails to build, saying which
+// row and why, instead of wrapping the offset.
+TEST(abi, csr16_refuses_a_row_wider_than_16_bits) {
+  const csr_matrix fits =
+      csr_from_triplets(3, 70000, {{0, 10, 1.0f}, {0, 65545, 2.0f}, {2, 69999, 3.0f}});
+  const format_arguments args =
+      build_arguments(sparse_op::spmv, fits, program_of(format_kind::csr16), 1);
+  EXPECT_EQ(shorts(args, "col_offset"), (std::vector<uint16_t>{0, 65535, 0}));
+  EXPECT_EQ(ints(args, "col_base"), (std::vector<int32_t>{10, 0, 69999}));
+  const csr_matrix wide = csr_from_triplets(3, 70000, {{1, 0, 1.0f}, {1, 65536, 2.0f}});
+  try {
+    build_arguments(sparse_op::spmv, wide, program_of(format_kind::csr16), 1);
+    FAIL() << "CSR16 accepted a row spanning 65536 columns";
+  } catch (const error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("CSR16: row 1 spans columns 0..65536"));
+    EXPECT_THAT(e.what(), HasSubstr("65535"));
+  }
 }
 
 TEST(abi, signatures_spell_the_documented_argument_lists) {
@@ -198,7 +262,8 @@ TEST(abi, built_arguments_follow_the_signature_order) {
         EXPECT_EQ(scalar(args, "k"), 3);
       }
       int64_t bytes = 0;
-      for (const kernel_arg& x : args.args) bytes += 4 * int64_t(x.ints.size() + x.floats.size());
+      for (const kernel_arg& x : args.args)
+        bytes += 4 * int64_t(x.ints.size() + x.floats.size()) + 2 * int64_t(x.shorts.size());
       EXPECT_EQ(args.footprint_bytes, bytes);
       EXPECT_GE(bytes, 4 * a.nnz());
     }

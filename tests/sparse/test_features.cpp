@@ -198,7 +198,7 @@ TEST(Features, JsonHoldsEveryField) {
   std::mt19937_64 g(7);
   const matrix_features f = compute_features(random_matrix(g));
   const nlohmann::json j = features_to_json(f);
-  EXPECT_EQ(j.size(), 17u);
+  EXPECT_EQ(j.size(), 20u);
   EXPECT_EQ(j.at("rows").get<int32_t>(), f.rows);
   EXPECT_EQ(j.at("cols").get<int32_t>(), f.cols);
   EXPECT_EQ(j.at("nnz").get<int64_t>(), f.nnz);
@@ -216,6 +216,17 @@ TEST(Features, JsonHoldsEveryField) {
   EXPECT_EQ(j.at("block_fill_4").get<double>(), f.block_fill_4);
   EXPECT_EQ(j.at("block_fill_8").get<double>(), f.block_fill_8);
   EXPECT_EQ(j.at("ell_padding_ratio").get<double>(), f.ell_padding_ratio);
+  EXPECT_EQ(j.at("block_size").get<int32_t>(), f.block_size);
+  EXPECT_EQ(j.at("block_size_fill").get<double>(), f.block_size_fill);
+  EXPECT_EQ(j.at("row_span_max").get<int64_t>(), f.row_span_max);
+}
+
+// The widest row span (what CSR16 needs to fit in 16 bits): last minus first column of a row.
+TEST(Features, RowSpanIsTheWidestRow) {
+  const csr_matrix a = csr_from_triplets(
+      4, 100, {{0, 3, 1.0f}, {0, 40, 1.0f}, {1, 99, 1.0f}, {3, 10, 1.0f}, {3, 12, 1.0f}});
+  EXPECT_EQ(compute_features(a).row_span_max, 37);
+  EXPECT_EQ(compute_features(csr_from_triplets(3, 3, {})).row_span_max, 0);
 }
 
 }  // namespace

@@ -438,6 +438,57 @@ TEST(Formats, HybSplitsEachRowAndMatchesReference) {
     }
 }
 
+// CSR16 keeps CSR's row_ptr and values, each row's first column, and 16-bit offsets from it:
+// decompressing gives the CSR matrix back, and its SpMV matches the reference.
+TEST(Formats, Csr16RoundTripsAndMatchesReference) {
+  int built = 0;
+  for (const named_matrix& m : matrices()) {
+    SCOPED_TRACE(m.name);
+    if (max_row_span(m.a) > csr16_matrix::max_col_offset) {
+      EXPECT_THROW(to_csr16(m.a), error);
+      continue;
+    }
+    const csr16_matrix c = to_csr16(m.a);
+    ++built;
+    EXPECT_EQ(c.row_ptr, m.a.row_ptr);
+    EXPECT_EQ(c.values, m.a.values);
+    ASSERT_EQ(c.col_base.size(), static_cast<size_t>(m.a.rows));
+    for (int32_t r = 0; r < m.a.rows; ++r)
+      EXPECT_EQ(c.col_base[r], m.a.row_length(r) ? m.a.col_idx[m.a.row_ptr[r]] : 0) << "row " << r;
+    const csr_matrix back = to_csr(c);
+    EXPECT_EQ(back.rows, m.a.rows);
+    EXPECT_EQ(back.cols, m.a.cols);
+    EXPECT_EQ(back.row_ptr, m.a.row_ptr);
+    EXPECT_EQ(back.col_idx, m.a.col_idx);
+    EXPECT_EQ(back.values, m.a.values);
+    EXPECT_TRUE(matches_reference(m, [&](const float* x, float* y) { spmv(c, x, y); }));
+  }
+  EXPECT_GT(built, 0);
+}
+
+// A row spanning 65536 columns (or more) does not fit a 16-bit offset: refused, naming the row,
+// its columns and the limit; 65535 still fits, at the edge.
+TEST(Formats, Csr16RefusesRowsWiderThanSixteenBits) {
+  const csr_matrix edge = csr_from_triplets(2, 65536, {{1, 0, 1.0f}, {1, 65535, 2.0f}});
+  EXPECT_EQ(max_row_span(edge), 65535);
+  EXPECT_EQ(to_csr16(edge).col_offset, (std::vector<uint16_t>{0, 65535}));
+  const csr_matrix wide =
+      csr_from_triplets(4, 200000, {{0, 5, 1.0f}, {0, 9, 1.0f}, {3, 7, 1.0f}, {3, 65543, 1.0f}});
+  EXPECT_EQ(max_row_span(wide), 65536);
+  try {
+    to_csr16(wide);
+    FAIL() << "to_csr16 accepted a row spanning 65536 columns";
+  } catch (const error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("row 3 spans columns 7..65543, 65536 apart"));
+    EXPECT_THAT(e.what(), HasSubstr("at most 65535"));
+  }
+  csr16_matrix broken = to_csr16(edge);
+  broken.col_base.pop_back();
+  EXPECT_THROW(to_csr(broken), error);
+  std::vector<float> x(65536, 1.0f), y(2);
+  EXPECT_THROW(spmv(broken, x.data(), y.data()), error);
+}
+
 // The matrix set must reach both sides of the refusal branches above, or they test nothing.
 TEST(Formats, TestMatricesExerciseTheRefusals) {
   int ell_refused = 0, dia_refused = 0, dia_built = 0;

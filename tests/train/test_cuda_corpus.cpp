@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -111,6 +112,13 @@ TEST(cuda_corpus, expert_programs_cover_every_template_and_come_first) {
     names.insert(d.source.substr(7, d.source.find(' ') - 7));
   }
   for (const expert_template& t : expert_templates()) EXPECT_TRUE(names.count(t.name)) << t.name;
+  // The block shape detected on the 3-dof FEM mesh, and the 16-bit column format.
+  EXPECT_TRUE(std::any_of(docs.begin(), docs.end(), [](const corpus_document& d) {
+    return d.text.rfind("FORMAT: BSR r=3 c=3\n", 0) == 0;
+  }));
+  EXPECT_TRUE(std::any_of(docs.begin(), docs.end(), [](const corpus_document& d) {
+    return d.text.rfind("FORMAT: CSR16\n", 0) == 0;
+  }));
   EXPECT_EQ(s.expert_documents, static_cast<int64_t>(docs.size()));
 }
 

@@ -164,6 +164,10 @@ void emulated_run::lay_out_arguments() {
         buffers_[i] = guarded_buffer(a.floats.size() * sizeof(float), a.name);
         if (!a.floats.empty()) std::memcpy(buffers_[i].data(), a.floats.data(), buffers_[i].size());
         break;
+      case arg_type::u16_array:
+        buffers_[i] = guarded_buffer(a.shorts.size() * sizeof(uint16_t), a.name);
+        if (!a.shorts.empty()) std::memcpy(buffers_[i].data(), a.shorts.data(), buffers_[i].size());
+        break;
       case arg_type::input:
         buffers_[i] = guarded_buffer(req_.inputs[0].size() * sizeof(float), a.name);
         input_ = &buffers_[i];
@@ -239,10 +243,11 @@ bool emulated_run::restore_format() {
   bool unchanged = true;
   for (size_t i = 0; i < req_.args.size(); ++i) {
     const cpu_protocol::arg& a = req_.args[i];
-    const void* pristine = a.type == arg_type::i32_array ? static_cast<const void*>(a.ints.data())
-                           : a.type == arg_type::f32_array
-                               ? static_cast<const void*>(a.floats.data())
-                               : nullptr;
+    const void* pristine =
+        a.type == arg_type::i32_array   ? static_cast<const void*>(a.ints.data())
+        : a.type == arg_type::f32_array ? static_cast<const void*>(a.floats.data())
+        : a.type == arg_type::u16_array ? static_cast<const void*>(a.shorts.data())
+                                        : nullptr;
     if (!pristine || buffers_[i].size() == 0) continue;
     if (std::memcmp(buffers_[i].data(), pristine, buffers_[i].size()) != 0) {
       unchanged = false;  // restored, so that every trial starts from the same arrays

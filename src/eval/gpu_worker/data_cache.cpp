@@ -6,20 +6,9 @@ namespace sparserl::gpu_worker {
 
 namespace {
 
-const void* host_bytes(const kernel_arg& a) {
-  return a.kind == arg_kind::i32_array ? static_cast<const void*>(a.ints.data())
-                                       : static_cast<const void*>(a.floats.data());
-}
-
-size_t array_bytes(const kernel_arg& a) {
-  if (a.kind == arg_kind::i32_array) return a.ints.size() * sizeof(int32_t);
-  if (a.kind == arg_kind::f32_array) return a.floats.size() * sizeof(float);
-  return 0;
-}
-
-bool is_array(const kernel_arg& a) {
-  return a.kind == arg_kind::i32_array || a.kind == arg_kind::f32_array;
-}
+const void* host_bytes(const kernel_arg& a) { return a.array_data(); }
+size_t array_bytes(const kernel_arg& a) { return a.array_bytes(); }
+bool is_array(const kernel_arg& a) { return a.is_array(); }
 
 }  // namespace
 

@@ -91,6 +91,7 @@ struct parameters {
           break;
         case arg_kind::i32_array:
         case arg_kind::f32_array:
+        case arg_kind::u16_array:
           pointers.push_back(u.device.get());
           slots.push_back(&pointers.back());
           break;

@@ -1,0 +1,84 @@
+// CSR16 SpMM: csr_rowgroup on CSR16 (a lane group per row and a k-tile per block column); the
+// row of B each nonzero scales is col_base[row] + a 16-bit offset.
+#include <algorithm>
+
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"csr16_rowgroup",
+          sparse_op::spmm,
+          format_kind::csr16,
+          "a lane group per row over 16-bit column offsets, k-tile per block column",
+          {},
+          {{"block", {128, 256}, "threads per block (a multiple of 32)"},
+           {"group", {2, 8, 32}, "lanes per row (a power of two <= 32)"},
+           {"tile", {8, 32, 64, 128, 256}, "columns of C per block (k_per_block)"},
+           {"vec", {1, 4}, "floats per lane access (4 = float4)"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+constexpr int kGroup = @group@;  // lanes per row
+constexpr int kTile = @tile@;    // columns of C per block
+constexpr int kVec = @vec@;
+constexpr int kSteps = kTile / (kGroup * kVec);
+constexpr int kAcc = kSteps * kVec;  // accumulators per lane
+constexpr int kRowsPerBlock = kBlock / kGroup;
+@TILE@
+extern "C" __global__ void spmm_csr16(@ARGS@) {
+  const int lane = threadIdx.x % kGroup;
+  const long long row = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kGroup;
+  if (row >= rows) return;  // whole groups leave together
+  const int col0 = blockIdx.y * kTile + lane * kVec;
+  const int begin = row_ptr[row], end = row_ptr[row + 1];
+  const float* __restrict__ b_rows = B + (size_t)col_base[row] * k;  // the row's first column
+  float acc[kAcc] = {};
+  float b[kAcc];
+  for (int i = begin; i < end; ++i) {
+    const float a = values[i];
+    tile_load(b, b_rows + (size_t)col_offset[i] * k, col0, k);
+#pragma unroll
+    for (int q = 0; q < kAcc; ++q) acc[q] += a * b[q];
+  }
+  tile_store(acc, C + (size_t)row * k, col0, k);
+}
+)";
+
+std::vector<expert_config> space(const matrix_features& f, int k) {
+  // csr_rowgroup's tiles and groups, without its shuffle cache; only where CSR16 holds the matrix.
+  std::vector<expert_config> out;
+  if (f.row_span_max > 65535) return out;
+  const std::vector<int64_t> tiles = spmm_tiles(k);
+  for (size_t t = 0; t < tiles.size() && t < 2; ++t) {
+    const int64_t tile = tiles[t];
+    for (int64_t group : {2, 8, 32}) {
+      if (group > tile || tile / group > 16) continue;
+      out.push_back(make_config(
+          info(), {},
+          {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}}));
+    }
+  }
+  return out;
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
+  require_block(c, block);
+  check_tile(c, group, tile, c.param("vec"), 32);
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmm, format_kind::csr16);
+  values["TILE"] = spmm_tile_source(c.param("vec"));
+  kernel_program p;
+  p.launches = {rows_launch("", block, block / group, tile)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family csr16_rowgroup_spmm() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail

@@ -1,0 +1,79 @@
+// CSR16 SpMV: csr_vector on CSR16 (a power-of-two lane group per row, shuffle reduction); each
+// column is the row's col_base plus a 16-bit offset, so a nonzero streams 6 bytes, not 8.
+// lanes = 1 is a thread per row.
+#include <algorithm>
+
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"csr16_vector",
+          sparse_op::spmv,
+          format_kind::csr16,
+          "a group of `lanes` threads per row over 16-bit column offsets, shuffle reduction",
+          {},
+          {{"block", {128, 256}, "threads per block (a multiple of 32)"},
+           {"lanes", {1, 2, 4, 8, 16, 32}, "threads per row (a power of two <= 32)"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+constexpr int kLanes = @lanes@;  // threads per row
+constexpr int kRowsPerBlock = kBlock / kLanes;
+
+extern "C" __global__ void spmv_csr16(@ARGS@) {
+  const int lane = threadIdx.x & (kLanes - 1);
+  const long long row = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kLanes;
+  float sum = 0.0f;
+  if (row < rows) {
+    const int end = row_ptr[row + 1];
+    const float* __restrict__ x_row = x + col_base[row];  // every column of the row is past it
+    for (int i = row_ptr[row] + lane; i < end; i += kLanes)
+      sum += values[i] * __ldg(&x_row[col_offset[i]]);
+  }
+  // No thread returned early, so every lane of the warp takes part in the shuffles.
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, offset, kLanes);
+  if (lane == 0 && row < rows) y[row] = sum;
+}
+)";
+
+// CSR16 holds the matrix only when no row spans more than 65535 columns.
+bool fits(const matrix_features& f) { return f.row_span_max <= 65535; }
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // As csr_vector: lane counts within a factor of four of the mean row length (a thread per row
+  // too when rows are short).
+  std::vector<expert_config> out;
+  if (!fits(f)) return out;
+  const double mean = std::max(1.0, f.row_length_mean);
+  for (int64_t lanes : {1, 2, 4, 8, 16, 32}) {
+    const bool near = lanes <= 4 * mean && lanes * 4 >= mean;
+    const bool widest = lanes == 32 && mean > 128;
+    if (!near && !widest) continue;
+    for (int64_t block : {128, 256})
+      out.push_back(make_config(info(), {}, {{"block", block}, {"lanes", lanes}}));
+  }
+  return out;
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block"), lanes = c.param("lanes");
+  require_block(c, block);
+  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr16);
+  kernel_program p;
+  p.launches = {rows_launch("", block, block / lanes)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family csr16_vector_spmv() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail

@@ -1,0 +1,32 @@
+// CSR: the harness's own representation, passed as it is.
+#include "kernel/format_registry.h"
+
+namespace sparserl::format_files {
+namespace {
+
+format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>&, int64_t) {
+  format_data d;
+  d.args = {scalar_arg("nnz", a.nnz()), int_array("row_ptr", a.row_ptr),
+            int_array("col_idx", a.col_idx), float_array("values", a.values)};
+  d.work_rows = a.rows;
+  d.work_nnz = a.nnz();
+  return d;
+}
+
+}  // namespace
+
+format_info csr() {
+  using k = arg_kind;
+  return {format_kind::csr,
+          "CSR",
+          "compressed sparse rows: row_ptr, column index and value per nonzero",
+          {},
+          {{k::i32, "nnz"},
+           {k::i32_array, "row_ptr"},
+           {k::i32_array, "col_idx"},
+           {k::f32_array, "values"}},
+          {{"csr", true}},
+          convert};
+}
+
+}  // namespace sparserl::format_files
