@@ -23,17 +23,16 @@ double block_fill(const matrix_features& f, int64_t b) {
   return expert_detail::block_fill_of(f, b);
 }
 
-// The largest square block size whose blocks are at least `min_fill` full, or 0: 2, 4, 8 or the
-// detected block size (3 for 3-dof FEM: its 3x3 blocks are full where 2x2 and 4x4 straddle nodes).
+// The largest square block size (2, 4 or 8) whose blocks are at least `min_fill` full, or 0. The
+// detected block size (sparse/block_shape.h, e.g. 3x3 for 3-dof FEM) and CSR16 are in the tuner's
+// space but not picked here until the H200 has timed them (scripts/gpu-formats.sh): the rules
+// below are the measured ones.
 int64_t dense_block(const matrix_features& f, double min_fill) {
-  int64_t best = 0;
-  for (int64_t b : {int64_t{2}, int64_t{4}, int64_t{8}, int64_t{f.block_size}})
-    if (b >= 2 && b > best && block_fill(f, b) >= min_fill) best = b;
-  return best;
+  if (f.block_fill_8 >= min_fill) return 8;
+  if (f.block_fill_4 >= min_fill) return 4;
+  if (f.block_fill_2 >= min_fill) return 2;
+  return 0;
 }
-
-// CSR16 holds the matrix: no row spans more than 65535 columns.
-bool csr16_fits(const matrix_features& f) { return f.row_span_max <= 65535; }
 
 // DIA reads 4 bytes per stored cell (diagonals x rows), CSR 8 per nonzero plus 4 per row: DIA wins
 // when it streams no more bytes (stencils, and banded matrices up to about half-full bands).
@@ -62,9 +61,7 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane,
-//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03);
-//     the same decomposition on CSR16 (csr16_vector) when every row spans at most 65535
-//     columns: 6 bytes per nonzero instead of 8 for the same x accesses (not yet timed).
+//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03).
 expert_config pick_spmv(const matrix_features& f) {
   const sparse_op op = sparse_op::spmv;
   const double mean = f.row_length_mean;
@@ -110,8 +107,6 @@ expert_config pick_spmv(const matrix_features& f) {
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
   const int64_t lanes = std::min<int64_t>(
       32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 2))));
-  if (csr16_fits(f))
-    return config("csr16_vector", op, format_kind::csr16, {}, {{"block", 128}, {"lanes", lanes}});
   return config("csr_vector", op, format_kind::csr, {}, {{"block", 128}, {"lanes", lanes}});
 }
 
