@@ -278,18 +278,16 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
   for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);
-  // Medium uneven rows: csr_vector's decomposition, on CSR16 while every row spans <= 65535
-  // columns (6 bytes a nonzero instead of 8), on CSR when one does not.
-  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "csr16_vector");
-  const csr_matrix wide = testing::from_lengths(200000, even, 3);
-  ASSERT_GT(compute_features(wide).row_span_max, 65535);
-  EXPECT_EQ(pick(wide).name, "csr_vector");
+  // Medium uneven rows: csr_vector (CSR16's csr16_vector is offered to the tuner, not picked
+  // until timed).
+  EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "csr_vector");
   EXPECT_EQ(pick(csr_from_triplets(4, 4, {})).name, "csr_scalar");
 }
 
-// FEM with k dof per node: BSR k x k from the detected block shape (3x3, 6x6: no power of two
-// fits those blocks), SpMV and SpMM.
-TEST(ExpertHeuristic, FemMeshGetsTheDetectedBlockShape) {
+// FEM with k dof per node: the spaces offer BSR k x k from the detected block shape (3x3, 6x6: no
+// power of two fits those blocks), SpMV and SpMM; the heuristic's pick (the measured rules) is a
+// correct program there.
+TEST(ExpertHeuristic, FemMeshDetectedBlockShapeIsOffered) {
   for (int32_t dof : {3, 6}) {
     generator_spec s = default_spec("fem_mesh");
     s.rows = 3000;
@@ -297,11 +295,7 @@ TEST(ExpertHeuristic, FemMeshGetsTheDetectedBlockShape) {
     s.order = "random";
     const csr_matrix a = generate_matrix(s);
     for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
-      const expert_config c = pick_heuristic(op, compute_features(a), k);
-      EXPECT_EQ(c.format, format_kind::bsr) << c.describe();
-      EXPECT_EQ(c.format_params.at("r"), dof) << c.describe();
-      EXPECT_EQ(c.format_params.at("c"), dof) << c.describe();
-      check_program(c, a, k);
+      check_program(pick_heuristic(op, compute_features(a), k), a, k);
     }
     // The spaces offer it too (the tuner's choice), SpMV and SpMM.
     for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
