@@ -48,7 +48,7 @@ struct quickstart_args {
   uint64_t seed = 0;
   // The model: ~0.3M parameters by default, minutes on two CPU cores.
   int64_t hidden = 64, layers = 2, heads = 4, kv_heads = 2, intermediate = 192, vocab = 1024;
-  int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, sft_batch = 4;
+  int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, ppo_group = 2, sft_batch = 4;
   int64_t max_new_tokens = 768;  // the longest training program is ~570 tokens
   double pretrain_lr = 2e-3, sft_lr = 3e-3, ppo_lr = 1e-4;
 };
@@ -231,8 +231,14 @@ void run_quickstart(const quickstart_args& a) {
   train::ppo_options ppo;
   ppo.run = run_in(a, "ppo", a.ppo_steps);
   ppo.optim.lr = a.ppo_lr;
+  // Groups of programs per matrix with the leave-one-out baseline: on the CPU the reward is
+  // correctness only, so a group whose programs are all correct (or all wrong) ties and is left
+  // out of the update, and PPO moves the policy only where its samples differ. With one sample
+  // and the value head instead, the early steps reinforce whatever was sampled (measured from a
+  // clean clone, 2026-12-04: 12/12 held-out correct after SFT, 11/12 after 2 such steps).
   ppo.batch_size = a.ppo_batch;
-  ppo.mini_batch = a.ppo_batch;
+  ppo.samples_per_task = a.ppo_group;
+  ppo.mini_batch = a.ppo_batch * a.ppo_group;
   ppo.ppo_epochs = 1;
   ppo.max_new_tokens = a.max_new_tokens;
   ppo.temperature = 0.7;
@@ -301,7 +307,10 @@ void add_quickstart_command(CLI::App& app) {
   cmd->add_option("--max-rows", a->max_rows, "Generated matrices have 16..R rows")
       ->capture_default_str();
   cmd->add_option("--sft-batch", a->sft_batch, "SFT batch size")->capture_default_str();
-  cmd->add_option("--ppo-batch", a->ppo_batch, "PPO rollouts per step")->capture_default_str();
+  cmd->add_option("--ppo-batch", a->ppo_batch, "PPO matrices per step")->capture_default_str();
+  cmd->add_option("--ppo-group", a->ppo_group,
+                  "PPO programs sampled per matrix (leave-one-out baseline; 1: the value head)")
+      ->capture_default_str();
   cmd->add_option("--max-new-tokens", a->max_new_tokens, "Longest sampled program")
       ->capture_default_str();
   cmd->add_option("--pretrain-lr", a->pretrain_lr, "Pre-training peak LR")->capture_default_str();
