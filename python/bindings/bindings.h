@@ -1,0 +1,11 @@
+#pragma once
+// The pieces of the sparserl._core module, one file per concept; core_module.cpp calls them all.
+#include <nanobind/nanobind.h>
+
+namespace sparserl::python {
+
+void bind_matrix(nanobind::module_& m);     // matrix_binding.cpp: Matrix (CSR), .mtx, generators
+void bind_evaluator(nanobind::module_& m);  // evaluator_binding.cpp: Evaluator, verdicts as JSON
+void bind_program(nanobind::module_& m);    // program_binding.cpp: the heuristic, the autotuner
+
+}  // namespace sparserl::python
