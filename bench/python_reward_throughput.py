@@ -4,7 +4,7 @@
     .venv/bin/python bench/python_reward_throughput.py [--device cpu] [--programs 32]
         [--rows 2000] [--threads N]
 
-Each measured program is distinct (a numbered comment is appended to its source), so neither the
+Each measured program is distinct (a numbered unused constant is appended to its source), so neither the
 NVRTC compile cache nor the CPU emulator's object cache can serve it: every one is parsed,
 screened, compiled by NVRTC, built for the emulator (CPU) or timed (GPU), run and verified, as a
 fresh RL completion would be. The mix is a quarter each: the heuristic's correct program, a wrong
@@ -37,7 +37,9 @@ def completions(matrix, count: int, start: int) -> list[str]:
     compile_error = correct.replace("{", "{ undeclared_name_xyz = 1;", 1)
     prose = "I would use a CSR kernel with one thread per row."
     mix = [correct, wrong, compile_error, prose]
-    return [mix[i % 4] + f"\n// completion {start + i}\n" for i in range(count)]
+    # An unused constant, not a comment: the program differs as code, whatever a cache strips.
+    return [mix[i % 4] + f"\nconstexpr int kCompletion{start + i} = {start + i};\n"
+            for i in range(count)]
 
 
 def rate(count: int, seconds: float) -> float:

@@ -39,6 +39,7 @@ echo "setup: built into $build_dir (run scripts/test.sh)"
 # tools scikit-build-core and nanobind, pytest. `pip install .` builds in build/ (pyproject.toml),
 # where the libraries are already built: only the two extension modules compile. Not for other
 # BUILD_DIRs: the package always builds in build/.
-if [[ $build_dir == build ]]; then
+# PYTHON_PACKAGE=0 leaves it out (a machine without PyPI).
+if [[ $build_dir == build && ${PYTHON_PACKAGE:-1} != 0 ]]; then
   bash scripts/python-install.sh
 fi

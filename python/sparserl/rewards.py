@@ -14,7 +14,7 @@ Settings, from the environment (or keyword arguments where the signature allows)
     SPARSERL_DEVICE   cpu | gpu | auto (default auto: the GPU when one works)
     SPARSERL_THREADS  programs judged at once (default: the machine's cores)
 
-verl:  custom_reward_function.path=<site-packages>/sparserl/rewards.py (or import it),
+verl:  custom_reward_function.path=<site-packages>/sparserl/rewards.py,
        custom_reward_function.name=compute_score; with reward_model.reward_manager=batch,
        compute_score_batch.
 TRL:   GRPOTrainer(reward_funcs=[sparserl.rewards.sparserl_reward], ...) with a dataset column
@@ -28,8 +28,10 @@ import json
 import os
 from typing import Any, Sequence
 
-from .evaluate import evaluate_many
-from .matrix import as_matrix
+# Absolute imports: verl loads this file by its path (custom_reward_function.path), not as a
+# module of the package.
+from sparserl.evaluate import evaluate_many
+from sparserl.matrix import as_matrix
 
 __all__ = ["score_tasks", "judge_tasks", "compute_score", "compute_score_batch",
            "compute_score_with_verdict", "TrlReward", "make_trl_reward", "sparserl_reward"]

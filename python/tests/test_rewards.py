@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import pytest
@@ -48,6 +49,14 @@ def test_verl_batch_and_verdict(mtx_path, programs):
     assert scores == [TIERS[n] for n in names]
     result = rewards.compute_score_with_verdict("sparserl", programs["wrong"], mtx_path)
     assert result["score"] == 0.0 and result["ran"] and not result["correct"]
+
+
+def test_verl_loads_the_file_by_its_path(mtx_path, programs):
+    """verl imports custom_reward_function.path as a file, outside the package."""
+    spec = importlib.util.spec_from_file_location("custom_module", rewards.__file__)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.compute_score("sparserl", programs["correct"], mtx_path) == 1.0
 
 
 def test_trl_reward_function(scipy_matrix, mtx_path, programs):

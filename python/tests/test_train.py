@@ -1,6 +1,11 @@
-"""The seed's commands, verbatim, through `python -m` on tiny data made here: train_sft from a
-folder of .mtx files and from an SFT JSONL, then train_minimal (PPO) from the first run's model.
-Each runs the C++ trainer inside the Python process (sparserl._cli)."""
+"""The seed's commands through `python -m` on tiny data made here: train_sft from a folder of .mtx
+files and from an SFT JSONL, then train_minimal (PPO) from the first run's model. Each runs the
+C++ trainer inside the Python process (sparserl._cli).
+
+The seed's flags are given as the seed writes them; TINY (a 1-layer model) and the PPO step's
+--batch-size / --max-new-tokens come after them only to keep this test at seconds on 2 cores
+(the defaults take ~100 s here; the trainers themselves are tested by tests/train and
+tests/cli/test_train_cli.cpp)."""
 
 from __future__ import annotations
 
@@ -10,6 +15,9 @@ import sys
 from pathlib import Path
 
 import sparserl
+
+
+TINY = ["--init-hidden", "32", "--init-layers", "1", "--init-intermediate", "64"]
 
 
 def run_module(cwd: Path, module: str, *args: str) -> subprocess.CompletedProcess:
@@ -30,7 +38,7 @@ def test_the_seed_commands(tmp_path):
         sparserl.write_matrix_market(sparserl.generate(family, rows, seed=i + 1),
                                      first / "dataset" / f"{family}.mtx")
     r = run_module(first, "sparserl.train_sft", "--dataset-dir", "dataset", "--max-nnz", "128",
-                   "--steps", "2")
+                   "--steps", "2", *TINY)
     assert r.returncode == 0, r.stderr
     assert "train-sft: 2 steps" in r.stdout
     assert len(losses(first / "runs/sft/metrics.jsonl")) == 2
@@ -43,14 +51,16 @@ def test_the_seed_commands(tmp_path):
     r = run_module(second, "sparserl", "dataset", "build", "--generate", "4", "--device", "cpu",
                    "--no-progress", "-o", "sft_samples.jsonl")
     assert r.returncode == 0, r.stderr
-    r = run_module(second, "sparserl.train_sft", "--data", "sft_samples.jsonl", "--steps", "2")
+    r = run_module(second, "sparserl.train_sft", "--data", "sft_samples.jsonl", "--steps", "2",
+                   *TINY)
     assert r.returncode == 0, r.stderr
     assert len(losses(second / "runs/sft/metrics.jsonl")) == 2
 
     # PPO from the first run's model, M = runs/sft/final, as the seed writes it.
     m = str(model)
     r = run_module(first, "sparserl.train_minimal", "--steps", "1", "--max-nnz", "128",
-                   "--model-path", m, "--tokenizer-path", m)
+                   "--model-path", m, "--tokenizer-path", m, "--batch-size", "2",
+                   "--max-new-tokens", "48")
     assert r.returncode == 0, r.stderr
     assert "train-ppo: 1 steps" in r.stdout
     metrics = (first / "runs/ppo/metrics.jsonl").read_text()
