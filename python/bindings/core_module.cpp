@@ -9,4 +9,5 @@ NB_MODULE(_core, m) {
   sparserl::python::bind_matrix(m);
   sparserl::python::bind_evaluator(m);
   sparserl::python::bind_program(m);
+  sparserl::python::bind_device_kernel(m);
 }

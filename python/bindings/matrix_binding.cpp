@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "bindings.h"
+#include "numpy_copy.h"
 #include "sparse/error.h"
 #include "sparse/features.h"
 #include "sparse/generators.h"
@@ -70,15 +71,6 @@ csr_matrix from_coordinates(int32_t rows, int32_t cols, index_array row_idx, ind
   csr_matrix m = csr_from_triplets(rows, cols, std::move(entries));
   if (!values) fill_pattern_values(m);
   return m;
-}
-
-// A numpy copy of one of the matrix's arrays (the matrix stays the owner of its own).
-template <typename T>
-nb::ndarray<nb::numpy, T, nb::ndim<1>> numpy_copy(const std::vector<T>& v) {
-  T* data = new T[v.size()];
-  std::copy(v.begin(), v.end(), data);
-  nb::capsule owner(data, [](void* p) noexcept { delete[] static_cast<T*>(p); });
-  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(data, {v.size()}, owner);
 }
 
 }  // namespace
