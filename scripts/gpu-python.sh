@@ -17,7 +17,6 @@ cd "$(dirname "$0")/.."
 
 if [[ ${1:-} == --fetch ]]; then
   mkdir -p .deps/wheels
-  grep -qx '/.deps/' .git/info/exclude 2>/dev/null || echo '/.deps/' >>.git/info/exclude
   python3 -m pip download -q --no-deps --only-binary=:all: -d .deps/wheels nanobind || exit 1
   echo "gpu-python: $(ls .deps/wheels) in .deps/wheels; carry .deps to the GPU machine"
   exit 0
