@@ -25,11 +25,9 @@ fi
 [[ -x /usr/local/cuda/bin/nvcc ]] || { echo "setup: error: CUDA toolkit not found at /usr/local/cuda (needed for NVRTC and cuSPARSE headers)" >&2; exit 1; }
 
 build_dir=${BUILD_DIR:-build}
-# ccache: `pip install .` configures build/ again (pyproject.toml); what it compiles, and any
-# rebuild after a clean, comes from the cache.
-launcher=()
-command -v ccache >/dev/null && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DCUDAToolkit_ROOT=/usr/local/cuda "${launcher[@]}" "$@"
+# ccache (installed above) is picked by CMakeLists.txt itself, so `pip install .`, which
+# configures build/ again (pyproject.toml), compiles with the same commands.
+cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DCUDAToolkit_ROOT=/usr/local/cuda "$@"
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup: built into $build_dir (run scripts/test.sh)"
 
