@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One-command set-up on a fresh Debian 12 machine: installs the packages sparserl needs,
-# configures and builds everything into build/. Re-running it is cheap (incremental build).
+# configures and builds everything into build/, then installs the Python package (pip install .,
+# which reuses build/) into .venv/. Re-running it is cheap (incremental build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ packages=(
   libtorch-dev nlohmann-json3-dev libpcre2-dev zlib1g-dev libcli11-dev
   libutf8proc-dev libgtest-dev libgmock-dev libbenchmark-dev libboost-context-dev libomp-dev
   libcpp-httplib-dev libssl-dev libseccomp-dev libgloo-dev python3 python3-matplotlib
+  python3-dev python3-venv python3-numpy python3-scipy ccache
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -23,6 +25,19 @@ fi
 [[ -x /usr/local/cuda/bin/nvcc ]] || { echo "setup: error: CUDA toolkit not found at /usr/local/cuda (needed for NVRTC and cuSPARSE headers)" >&2; exit 1; }
 
 build_dir=${BUILD_DIR:-build}
+# ccache (installed above) is picked by CMakeLists.txt itself, so `pip install .`, which
+# configures build/ again (pyproject.toml), compiles with the same commands.
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=${BUILD_TYPE:-Release} -DCUDAToolkit_ROOT=/usr/local/cuda "$@"
 cmake --build "$build_dir" -j "$(nproc)"
 echo "setup: built into $build_dir (run scripts/test.sh)"
+
+# The Python package (README "Python"): a virtual environment of this checkout, .venv/ (Debian's
+# python3 refuses pip installs outside one, PEP 668; one per checkout keeps worktrees apart). It
+# sees the system's packages (Debian's numpy and scipy), pip adds the rest from PyPI: the build
+# tools scikit-build-core and nanobind, pytest. `pip install .` builds in build/ (pyproject.toml),
+# where the libraries are already built: only the two extension modules compile. Not for other
+# BUILD_DIRs: the package always builds in build/.
+# PYTHON_PACKAGE=0 leaves it out (a machine without PyPI).
+if [[ $build_dir == build && ${PYTHON_PACKAGE:-1} != 0 ]]; then
+  bash scripts/python-install.sh
+fi

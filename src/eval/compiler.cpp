@@ -216,8 +216,10 @@ bool write_all(int fd, const std::string& bytes) {
   return true;
 }
 
-// sparserl-nvrtc-child: beside the running executable, else the build tree's.
+// sparserl-nvrtc-child: $SPARSERL_NVRTC_CHILD (an installed copy: the Python package sets it),
+// else beside the running executable, else the build tree's.
 std::string nvrtc_child_path() {
+  if (const char* set = std::getenv("SPARSERL_NVRTC_CHILD"); set && *set) return set;
   char self[4096];
   const ssize_t n = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n > 0) {

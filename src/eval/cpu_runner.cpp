@@ -71,6 +71,13 @@ bool file_equals(const std::string& path, const std::string& content) {
   return read_file(path, static_cast<int64_t>(content.size())) == content;
 }
 
+// $`variable` when set, else the build tree's `built`: an installed copy (the Python package
+// ships the child and the header inside itself, python/sparserl/_helpers.py) names its own.
+std::string installed_path(const char* variable, const char* built) {
+  const char* set = std::getenv(variable);
+  return set && *set ? set : built;
+}
+
 std::string find_on_path(const std::vector<std::string>& names) {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -260,8 +267,10 @@ cpu_runner::cpu_runner(cpu_runner_options options) : options_(std::move(options)
   compiler_ = options_.compiler.empty() ? find_on_path({"g++", "c++"}) : options_.compiler;
   if (compiler_.empty() || compiler_[0] != '/' || ::access(compiler_.c_str(), X_OK) != 0)
     throw error("cpu runner: no C++ compiler (g++) found; set cpu_runner_options::compiler");
-  const std::string header_path = options_.emulation_header.empty() ? SPARSERL_CUDA_EMULATION_HEADER
-                                                                    : options_.emulation_header;
+  const std::string header_path =
+      !options_.emulation_header.empty()
+          ? options_.emulation_header
+          : installed_path("SPARSERL_CUDA_EMULATION_HEADER", SPARSERL_CUDA_EMULATION_HEADER);
   header_ = read_file(header_path, int64_t{1} << 20);
   cache_dir_ =
       options_.cache_dir.empty()
@@ -271,8 +280,9 @@ cpu_runner::cpu_runner(cpu_runner_options options) : options_(std::move(options)
   prepare_cache_dir(cache_dir_);
   // The child runs from a private copy: reachable by nobody (the build tree may not be), and
   // immune to a rebuild while runs are in flight.
-  const std::string child_source =
-      options_.child_path.empty() ? SPARSERL_CPU_CHILD : options_.child_path;
+  const std::string child_source = !options_.child_path.empty()
+                                       ? options_.child_path
+                                       : installed_path("SPARSERL_CPU_CHILD", SPARSERL_CPU_CHILD);
   const std::string child_bytes = read_file(child_source, int64_t{256} << 20);
   const std::string child_hash = hex64(fnv1a(child_bytes));
   child_ = cache_dir_ + "/sparserl-cpu-child-" + child_hash;

@@ -25,10 +25,10 @@
 namespace sparserl {
 
 struct cpu_runner_options {
-  std::string child_path;        // "": sparserl-cpu-child of this build tree
-  std::string compiler;          // "": g++ (else c++) found on PATH
-  std::string cache_dir;         // "": <temp dir>/sparserl-cpu-cache-<uid>
-  std::string emulation_header;  // "": eval/emu/cuda_emulation.h of this source tree
+  std::string child_path;  // "": $SPARSERL_CPU_CHILD, else sparserl-cpu-child of this build tree
+  std::string compiler;    // "": g++ (else c++) found on PATH
+  std::string cache_dir;   // "": <temp dir>/sparserl-cpu-cache-<uid>
+  std::string emulation_header;  // "": $SPARSERL_CUDA_EMULATION_HEADER, else the source tree's
   std::vector<std::string> compile_flags = {"-std=c++17", "-O1"};
   double compile_timeout_s = 60;
   int64_t compile_memory_bytes = int64_t{4} << 30;
