@@ -45,31 +45,13 @@ extern "C" __global__ void spmv_csr16(@ARGS@) {
 bool fits(const matrix_features& f) { return f.row_span_max <= 65535; }
 
 std::vector<expert_config> space(const matrix_features& f, int) {
-  // As csr_vector: lane counts within a factor of four of the mean row length (a thread per row
-  // too when rows are short).
-  std::vector<expert_config> out;
-  if (!fits(f)) return out;
-  const double mean = std::max(1.0, f.row_length_mean);
-  for (int64_t lanes : {1, 2, 4, 8, 16, 32}) {
-    const bool near = lanes <= 4 * mean && lanes * 4 >= mean;
-    const bool widest = lanes == 32 && mean > 128;
-    if (!near && !widest) continue;
-    for (int64_t block : {128, 256})
-      out.push_back(make_config(info(), {}, {{"block", block}, {"lanes", lanes}}));
-  }
-  return out;
+  // As csr_vector, plus a thread per row when rows are short.
+  if (!fits(f)) return {};
+  return lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block"), lanes = c.param("lanes");
-  require_block(c, block);
-  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr16);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / lanes)};
-  p.source = fill(source, values);
-  return p;
+  return emit_lanes_per_row(c, format_kind::csr16, source);
 }
 
 }  // namespace

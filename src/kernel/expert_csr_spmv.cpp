@@ -85,30 +85,11 @@ extern "C" __global__ void spmv_csr(@ARGS@) {
 )";
 
 std::vector<expert_config> vector_space(const matrix_features& f, int) {
-  // Lane counts within a factor of four of the mean row length: fewer lanes serialise each row,
-  // more leave lanes idle.
-  std::vector<expert_config> out;
-  const double mean = std::max(1.0, f.row_length_mean);
-  for (int64_t lanes : {2, 4, 8, 16, 32}) {
-    const bool near = lanes <= 4 * mean && lanes * 4 >= mean;
-    const bool widest = lanes == 32 && mean > 128;
-    if (!near && !widest) continue;
-    for (int64_t block : {128, 256})
-      out.push_back(make_config(vector_info(), {}, {{"block", block}, {"lanes", lanes}}));
-  }
-  return out;
+  return lanes_per_row_space(vector_info(), f, {2, 4, 8, 16, 32});
 }
 
 kernel_program vector_emit(const expert_config& c) {
-  const int64_t block = c.param("block"), lanes = c.param("lanes");
-  require_block(c, block);
-  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / lanes)};
-  p.source = fill(vector_source, values);
-  return p;
+  return emit_lanes_per_row(c, format_kind::csr, vector_source);
 }
 
 }  // namespace

@@ -101,6 +101,34 @@ std::vector<expert_config> thread_per_row_space(const expert_template& info) {
   return out;
 }
 
+std::vector<expert_config> lanes_per_row_space(const expert_template& info,
+                                               const matrix_features& f,
+                                               const std::vector<int64_t>& lane_counts) {
+  std::vector<expert_config> out;
+  const double mean = std::max(1.0, f.row_length_mean);
+  for (int64_t lanes : lane_counts) {
+    const bool near = lanes <= 4 * mean && lanes * 4 >= mean;
+    const bool widest = lanes == 32 && mean > 128;
+    if (!near && !widest) continue;
+    for (int64_t block : {128, 256})
+      out.push_back(make_config(info, {}, {{"block", block}, {"lanes", lanes}}));
+  }
+  return out;
+}
+
+kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
+                                  const std::string& source) {
+  const int64_t block = c.param("block"), lanes = c.param("lanes");
+  require_block(c, block);
+  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmv, format);
+  kernel_program p;
+  p.launches = {rows_launch("", block, block / lanes)};
+  p.source = fill(source, values);
+  return p;
+}
+
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
                                    const std::string& source, int64_t rows_per_thread) {
   const int64_t block = c.param("block");

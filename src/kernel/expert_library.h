@@ -123,6 +123,14 @@ void require_block(const expert_config& config, int64_t block);
 std::vector<expert_config> thread_per_row_space(const expert_template& info);
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
                                    const std::string& source, int64_t rows_per_thread = 1);
+// Lane-group-per-row SpMV templates (csr_vector, csr16_vector): `lanes` lanes reduce a row. The
+// space: lane counts of `lane_counts` within a factor of four of the mean row length (fewer
+// serialise each row, more leave lanes idle; 32 also for rows over 128), blocks of 128 and 256.
+std::vector<expert_config> lanes_per_row_space(const expert_template& info,
+                                               const matrix_features& f,
+                                               const std::vector<int64_t>& lane_counts);
+kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
+                                  const std::string& source);
 bool is_pow2(int64_t v);
 int64_t pow2_at_least(int64_t v);  // smallest power of two >= max(v, 1)
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi);
