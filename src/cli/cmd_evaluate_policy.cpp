@@ -127,8 +127,9 @@ void add_evaluate_policy_command(CLI::App& app) {
       "evaluate-policy",
       "A policy on a set of matrices: compile and correct rate of K samples, greedy and best-of-K "
       "speed-ups beside the heuristic's and the tuned best's");
-  cmd->add_option("--model", a->model.model_path, "Policy directory (e.g. RUN/final)")->required();
-  cmd->add_option("--tokenizer", a->model.tokenizer_path,
+  cmd->add_option("--model,--model-path", a->model.model_path, "Policy directory (e.g. RUN/final)")
+      ->required();
+  cmd->add_option("--tokenizer,--tokenizer-path", a->model.tokenizer_path,
                   "tokenizer.json directory (default: --model)");
   cmd->add_option("--matrices", a->matrices, "Matrix Market files, or directories of them")
       ->required();
@@ -150,7 +151,8 @@ void add_evaluate_policy_command(CLI::App& app) {
   cmd->add_option("--baselines", a->baselines,
                   "An earlier evaluate_policy.json: the heuristic's and tuned best's columns of "
                   "the same matrices (by content) are taken from it instead of measured again");
-  cmd->add_option("-o,--output", a->output, "Directory for evaluate_policy.json and .png")
+  cmd->add_option("-o,--output,--output-dir", a->output,
+                  "Directory for evaluate_policy.json and .png")
       ->capture_default_str();
   cmd->callback([a] { run_evaluate_policy(*a); });
 }

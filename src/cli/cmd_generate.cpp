@@ -79,8 +79,9 @@ void add_generate_command(CLI::App& app) {
   auto a = std::make_shared<generate_args>();
   CLI::App* cmd =
       app.add_subcommand("generate", "Sample kernel programs for a matrix from a policy");
-  cmd->add_option("--model", a->model.model_path, "Policy directory (e.g. RUN/final)")->required();
-  cmd->add_option("--tokenizer", a->model.tokenizer_path,
+  cmd->add_option("--model,--model-path", a->model.model_path, "Policy directory (e.g. RUN/final)")
+      ->required();
+  cmd->add_option("--tokenizer,--tokenizer-path", a->model.tokenizer_path,
                   "tokenizer.json directory (default: --model)");
   cmd->add_option("--matrix", a->matrix,
                   "Matrix Market file; default: the embedded 64x64-grid stencil");
@@ -94,7 +95,8 @@ void add_generate_command(CLI::App& app) {
   cmd->add_option("--seed", a->model.seed, "Sampling seed")->capture_default_str();
   cmd->add_option("--device", a->model.device, "cpu, gpu or auto")->capture_default_str();
   cmd->add_option("--workers", a->workers, "GPU worker processes (--eval)")->capture_default_str();
-  cmd->add_option("-o,--output", a->output, "Directory for program_N.cu (and verdicts.jsonl)")
+  cmd->add_option("-o,--output,--output-dir", a->output,
+                  "Directory for program_N.cu (and verdicts.jsonl)")
       ->capture_default_str();
   cmd->add_flag("--eval", a->eval, "Judge each program with the harness");
   cmd->callback([a] { run_generate(*a); });

@@ -281,7 +281,8 @@ void add_quickstart_command(CLI::App& app) {
       "quickstart",
       "The whole pipeline on an embedded default: data, tokenizer, pre-training, SFT, "
       "PPO, and a kernel for a held-out matrix (minutes on a CPU)");
-  cmd->add_option("-o,--output-dir", a->output, "Where everything goes")->capture_default_str();
+  cmd->add_option("-o,--output-dir,--output", a->output, "Where everything goes")
+      ->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, gpu or auto")->capture_default_str();
   cmd->add_option("--matrices", a->matrices, "Generated training matrices")->capture_default_str();
   cmd->add_option("--held-out", a->held_out,

@@ -70,7 +70,7 @@ void add_data_options(CLI::App* cmd, data_args& a) {
 }
 
 void add_run_options(CLI::App* cmd, train::run_options& run, train::optimizer_options& o) {
-  cmd->add_option("-o,--output-dir", run.run_dir,
+  cmd->add_option("-o,--output-dir,--output", run.run_dir,
                   "Run directory: metrics.jsonl, checkpoints/, final/")
       ->capture_default_str();
   cmd->add_option("--steps", run.steps, "Optimizer steps")->capture_default_str();

@@ -51,7 +51,7 @@ enum class labeller { automatic, autotune, heuristic };  // automatic: autotune 
 
 struct dataset_build_options {
   sparse_op op = sparse_op::spmv;
-  int32_t k = 32;  // SpMM columns
+  int32_t k = 64;  // SpMM columns (as eval, tune and serve)
   double val_fraction = 0.1;
   labeller label = labeller::automatic;
   bool verify = true;  // heuristic labels: check them on the runner

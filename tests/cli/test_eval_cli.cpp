@@ -64,6 +64,8 @@ TEST_F(EvalCli, TuneSavesABestProgramThatEvaluatesCorrect) {
   ASSERT_EQ(t.code, 0) << t.out << t.err;
   EXPECT_THAT(t.out, HasSubstr("candidates"));
   EXPECT_THAT(t.out, HasSubstr("[heuristic]"));
+  // The emulator times nothing: the file is the first correct program, and says so.
+  EXPECT_THAT(t.out, HasSubstr("first correct program (not timed) written to"));
   const run_result e = run("eval --device cpu --program " + path("best.cu"));
   EXPECT_EQ(e.code, 0) << e.out;
 }

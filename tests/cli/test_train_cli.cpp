@@ -352,6 +352,12 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
   EXPECT_TRUE(two["matrices"][1]["baselines_reused"].get<bool>());
   EXPECT_EQ(two["matrices"][1]["heuristic_config"], "from the earlier file");
   EXPECT_EQ(two["summary"]["baselines_reused"].get<int>(), 1);
+  // The training commands' spellings work too (--model-path, --output-dir).
+  const run_result spelled = run("evaluate-policy --model-path " + path("sft/final") +
+                                 " --samples 1 --max-new-tokens 8 --device cpu --matrices " +
+                                 path("mats/a.mtx") + " --output-dir " + path("ev3"));
+  ASSERT_EQ(spelled.code, 0) << spelled.err;
+  EXPECT_TRUE(fs::exists(dir_ / "ev3/evaluate_policy.json"));
   expect_one_line_error(
       common + "--matrices " + path("mats") + " --baselines " + path("mats/a.mtx"),
       "a.mtx: not JSON");
