@@ -100,7 +100,7 @@ std::vector<train::matrix_item> pick_matrices(int64_t count, uint64_t seed, int3
     out.clear();
     for (train::matrix_item& item : train::generated_matrices(draw, seed, max_rows)) {
       if (static_cast<int64_t>(out.size()) == count) break;
-      if (!wanted.empty() && !wanted.count(item.family)) continue;
+      if (!wanted.empty() && !wanted.count(item.family())) continue;
       if (exclude.count(train::matrix_structure_hash(*item.matrix))) continue;
       out.push_back(std::move(item));
     }

@@ -118,7 +118,7 @@ class labelling {
     s.split = split_of(out.hash, options_.val_fraction);
     s.op = options_.op;
     s.k = options_.op == sparse_op::spmm ? options_.k : 1;
-    if (!item.family.empty()) s.extra["family"] = item.family;
+    if (item.spec) s.extra["family"] = item.family();
     if (item.spec) {
       s.generator = item.spec;
       if (m.nnz() > options_.max_nnz) store_by_generator(s, *item.spec, m);
@@ -182,7 +182,7 @@ std::vector<matrix_item> matrix_files(const std::string& dir) {
   std::sort(paths.begin(), paths.end());
   std::vector<matrix_item> items;
   for (const fs::path& p : paths)
-    items.push_back({fs::relative(p, dir).generic_string(), p.string(), nullptr, "", std::nullopt});
+    items.push_back({fs::relative(p, dir).generic_string(), p.string(), nullptr, std::nullopt});
   return items;
 }
 
@@ -223,7 +223,7 @@ std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_
       char name[96];
       std::snprintf(name, sizeof name, "gen-%05zu-%s-%dx%d", items.size(), specs[i].family.c_str(),
                     made[i]->rows, made[i]->cols);
-      items.push_back({name, "", std::move(made[i]), specs[i].family, specs[i]});
+      items.push_back({name, "", std::move(made[i]), specs[i]});
     }
     first += round;
   }

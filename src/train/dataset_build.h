@@ -29,9 +29,10 @@ struct matrix_item {
   std::string name;
   std::string path;                          // "" for in-memory
   std::shared_ptr<const csr_matrix> matrix;  // set for in-memory
-  std::string family;                        // the generator family, "" for files
-  std::optional<generator_spec> spec;        // what made a generated matrix
+  std::optional<generator_spec> spec;        // what made a generated matrix (none for files)
   csr_matrix load() const;
+  // The generator family, "" for files.
+  std::string family() const { return spec ? spec->family : ""; }
 };
 
 // The .mtx and .mtx.gz files under `dir` (recursively), sorted by path; names are the paths

@@ -32,13 +32,13 @@ TEST(dataset_build, generated_sets_draw_from_the_named_families_only) {
   ASSERT_EQ(a.size(), 36u);
   std::set<std::string> seen;
   for (const matrix_item& item : a) {
-    seen.insert(item.family);
+    seen.insert(item.family());
     EXPECT_NO_THROW(validate_csr(item.load())) << item.name;
   }
   EXPECT_EQ(seen, std::set<std::string>(wanted.begin(), wanted.end()));
   const std::vector<matrix_item> held_out = generated_matrices(6, 5, 200, {"road", "knn"});
   for (const matrix_item& item : held_out)
-    EXPECT_TRUE(item.family == "road" || item.family == "knn");
+    EXPECT_TRUE(item.family() == "road" || item.family() == "knn");
   EXPECT_THROW(generated_matrices(3, 1, 64, {"mesh2d", "nope"}), error);
 }
 
@@ -51,7 +51,7 @@ TEST(dataset_build, generated_sets_are_distinct_cover_every_family_and_repeat_wi
   std::set<uint64_t> hashes;
   bool differs = false;
   for (size_t i = 0; i < a.size(); ++i) {
-    families.insert(a[i].family);
+    families.insert(a[i].family());
     const csr_matrix m = a[i].load();
     EXPECT_GE(m.rows, 8);                     // stencils round rows to a grid
     EXPECT_LE(m.rows, 128 * 5) << a[i].name;  // lp's columns grow, rows do not
@@ -108,8 +108,7 @@ TEST(dataset_build, cpu_labels_are_correct_on_the_matrix_the_sample_describes) {
     spec.family = family;
     spec.rows = 150;
     spec.block = 3;
-    items.push_back(
-        {family, "", std::make_shared<csr_matrix>(generate_matrix(spec)), family, spec});
+    items.push_back({family, "", std::make_shared<csr_matrix>(generate_matrix(spec)), spec});
   }
   cpu_runner runner;
   const dataset_build_result r = build_sft_dataset(items, &runner, {}, quiet_options());
