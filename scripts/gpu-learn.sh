@@ -28,6 +28,10 @@ cd "$(dirname "$0")/.." || exit 1
 # --- Families. Whole families are held out: no label, SFT or PPO matrix comes from them.
 TRAIN_FAMILIES=${TRAIN_FAMILIES:-stencil2d,stencil3d,banded,block_diagonal,fem,random,rmat,circuit,lp,mesh2d,knn,powerlaw}
 HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-mesh3d,fem_mesh,road}
+# New labels come from these (a family named twice is drawn twice as often): the graph families,
+# each in natural, random and bandwidth-reducing order, as often as the classic ones.
+LABEL_FAMILIES=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp}
+LABELS_ONLY=${LABELS_ONLY:-0}        # 1: stop after the labels
 HELDOUT_ORDERS=${HELDOUT_ORDERS:-natural,random,rcm}
 HELDOUT_SIZES=${HELDOUT_SIZES:-3}    # matrices per family and order, growing in size
 DEVICE=${DEVICE:-gpu}
@@ -41,9 +45,11 @@ MODEL_ARGS=${MODEL_ARGS:---init-hidden 512 --init-layers 8 --init-heads 8 --init
 MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
-PPO_STEPS=${PPO_STEPS:-10}
-GROUP=${GROUP:-8}                    # --samples-per-task: programs per matrix
-PPO_MATRICES=${PPO_MATRICES:-8}      # --batch-size: matrices per step (x GROUP rollouts)
+PPO_STEPS=${PPO_STEPS:-12}
+GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
+PPO_MATRICES=${PPO_MATRICES:-12}     # PPO's matrices, all of them in every step (x GROUP rollouts)
+PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
+PPO_LR=${PPO_LR:-2e-5}               # measured 2026-12-04: drifts off SFT (docs/benchmarks.md)
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
 SFT_BATCH=${SFT_BATCH:-16}
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
@@ -107,7 +113,7 @@ if ((LABEL_SECONDS > 0)); then
       extend=(--extend "$labels")
     fi
     stage "labels-$chunk" $((LABEL_SECONDS - (SECONDS - t0))) "$bin" dataset build \
-      --device "$DEVICE" --generate "$LABEL_CHUNK" --families "$TRAIN_FAMILIES" \
+      --device "$DEVICE" --generate "$LABEL_CHUNK" --families "$LABEL_FAMILIES" \
       --seed $((7919 + earlier)) --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" \
       --max-nnz 20000 --workers "$WORKERS" --no-progress "${extend[@]}" \
       -o "$work/labels.new.jsonl.gz" || break
@@ -118,6 +124,7 @@ if ((LABEL_SECONDS > 0)); then
   cp "$labels" "$out/labels.jsonl.gz"
 fi
 [[ -f $labels ]] || { say "no labels in $labels (LABEL_SECONDS=300 makes some)"; exit 1; }
+[[ $LABELS_ONLY == 1 ]] && exit 0
 
 # 1. Held-out matrices: every family x order x size, the same for every seed.
 start=$SECONDS
@@ -183,6 +190,36 @@ evaluate() {  # NAME MODEL MATRICES...: evaluate-policy, its report in $out/NAME
     --samples "$EVAL_SAMPLES" --max-new-tokens "$MAX_NEW_TOKENS" --device "$DEVICE" --workers "$WORKERS" --seed "$seed" \
     "${baselines[@]}" -o "$out/$name"
 }
+# PPO's matrices: PPO_MATRICES of the labels' training split with >= MIN_NNZ nonzeros, spread over
+# the families and node orders (round robin over them, in a fixed order), the same every step, so
+# the reward of step t and step t + 1 are over the same matrices and the curve shows learning, not
+# which matrices a step drew.
+ppo_data=$work/ppo-matrices.jsonl
+ppo_count=$(python3 - "$labels" "$ppo_data" "$PPO_MATRICES" "$MIN_NNZ" <<'PY'
+import collections, gzip, json, sys
+labels, out, count, min_nnz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+strata = collections.OrderedDict()
+with gzip.open(labels, "rt") as f:
+    for line in f:
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        nnz = r.get("nnz", len(r.get("rows", [])))
+        if r.get("split", "train") != "train" or nnz < min_nnz:
+            continue
+        g = r.get("generator", {})
+        strata.setdefault((g.get("family", r.get("family", "")), g.get("order", "natural")), []).append(line)
+picked = []
+while len(picked) < count and any(strata.values()):
+    for key in sorted(strata):
+        if strata[key] and len(picked) < count:
+            picked.append(strata[key].pop(0))
+with open(out, "w") as o:
+    o.writelines(picked)
+print(len(picked))
+PY
+)
+say "PPO matrices: $ppo_count (of the labels' training split, >= $MIN_NNZ nonzeros)"
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -194,17 +231,19 @@ for seed in $seeds; do
     -o "$run/pretrain" || continue
   stage "seed-$seed/sft" "$LIMIT_SFT" "$bin" train-sft --device "$DEVICE" --data "$labels" \
     --model-path "$run/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
-    --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --no-progress -o "$run/sft" || continue
+    --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --eval-every 50 --no-progress \
+    -o "$run/sft" || continue
   evaluate "seed-$seed/eval-sft" "$run/sft/final" "$held"
   # The first evaluation measured the baselines; every later one reuses them by matrix content.
   [[ ${#baselines[@]} == 0 && -f $out/seed-$seed/eval-sft/evaluate_policy.json ]] &&
     cp "$out/seed-$seed/eval-sft/evaluate_policy.json" "$work/baselines.json" &&
     baselines=(--baselines "$work/baselines.json")
   ((PPO_STEPS > 0)) && stage "seed-$seed/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
-    --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$labels" \
+    --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
     --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
-    --samples-per-task "$GROUP" --advantage rloo --batch-size "$PPO_MATRICES" --mini-batch 16 \
-    --ppo-epochs 1 --lr 2e-5 --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
+    --samples-per-task "$GROUP" --advantage rloo --batch-size "$ppo_count" --mini-batch 16 \
+    --temperature "$PPO_TEMPERATURE" \
+    --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     --no-progress -o "$run/ppo"
   cp "$run/ppo/metrics.jsonl" "$out/seed-$seed/ppo-metrics.jsonl" 2>/dev/null
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null

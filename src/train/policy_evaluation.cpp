@@ -195,6 +195,8 @@ nlohmann::json to_json(const policy_evaluation& e) {
          {"correct_rate", static_cast<double>(m.correct) /
                               static_cast<double>(std::max<size_t>(m.samples.size(), 1))},
          {"greedy", g},
+         // The program itself: which format and configuration the policy chose, for the analysis.
+         {"greedy_program", m.greedy.program},
          {"speedup_greedy", optional_json(m.greedy_speedup)},
          {"speedup_best_of_k", optional_json(m.best_of_k_speedup)},
          {"speedup_heuristic", optional_json(m.baselines.heuristic_speedup)},

@@ -9,7 +9,14 @@
 
 namespace sparserl::train {
 
-// The verdict of every row of `r`, in row order.
+// For each row of `r`, the first row with the same task and the same program text (itself when
+// it is the first).
+std::vector<size_t> distinct_rollouts(const rollouts& r);
+
+// The verdict of every row of `r`, in row order. A program sampled more than once for one task is
+// judged once and its verdict shared: timing noise would otherwise give identical programs
+// different rewards, which a group-relative baseline turns into advantages (a group of one
+// program repeated G times then counts as tied and is left out, as it should).
 std::vector<verdict> judge_rollouts(evaluator& judge, const std::vector<ppo_task>& tasks,
                                     const rollouts& r, int threads);
 

@@ -316,6 +316,8 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
     correct += mk;
     EXPECT_TRUE(m.at("speedup_greedy").is_null());
     EXPECT_TRUE(m.at("speedup_tuned").is_null());
+    // The greedy program is kept as text (the policy is untrained: whatever it wrote).
+    EXPECT_TRUE(m.at("greedy_program").is_string());
     // The heuristic's pick is judged too, and is correct on the emulator.
     EXPECT_TRUE(m.at("heuristic_correct").get<bool>()) << m.at("heuristic_config");
     EXPECT_FALSE(m.at("heuristic_config").get<std::string>().empty());
