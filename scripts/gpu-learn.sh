@@ -115,7 +115,7 @@ if ((LABEL_SECONDS > 0)); then
     stage "labels-$chunk" $((LABEL_SECONDS - (SECONDS - t0))) "$bin" dataset build \
       --device "$DEVICE" --generate "$LABEL_CHUNK" --families "$LABEL_FAMILIES" \
       --seed $((7919 + earlier)) --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" \
-      --max-nnz 20000 --workers "$WORKERS" --no-progress "${extend[@]}" \
+      --max-matrix-nnz 20000 --workers "$WORKERS" --no-progress "${extend[@]}" \
       -o "$work/labels.new.jsonl.gz" || break
     mv "$work/labels.new.jsonl.gz" "$labels"
     chunk=$((chunk + 1))

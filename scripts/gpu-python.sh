@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # sparserl.compile on the GPU machine: builds the Python package's _core module there and runs
 # examples/python_compile.py (every expert program for a random matrix, SpMV and SpMM, launched on
-# torch CUDA tensors through sparserl.compile and compared with a float64 reference).
+# torch CUDA tensors through sparserl.compile and compared with a float64 reference); then the
+# C++ side of issue 19, scripts/gpu-export.sh (`sparserl export`'s header for every format, built
+# into examples/export/ with nvcc and run; EXPORT=0 leaves it out).
 #
 #   scripts/gpu-python.sh --fetch   here, with PyPI: nanobind's wheel into .deps/wheels (run
 #                                   scripts/gpu-check.sh --fetch too: its .deps/debs)
@@ -33,7 +35,9 @@ done
 export PYTHONPATH=$pylib
 
 # No tests from gpu-check.sh: the regexes match none.
-OUT=$out/build TARGETS="sparserl_python_core sparserl_nvrtc_child sparserl-gpu-worker sparserl_cpu_child" \
+export_target=sparserl
+[[ ${EXPORT:-1} == 0 ]] && export_target=
+OUT=$out/build TARGETS="sparserl_python_core sparserl_nvrtc_child sparserl-gpu-worker sparserl_cpu_child $export_target" \
   CTEST_REGEX='^no_test$' GPU_TESTS='^no_test$' \
   CMAKE_EXTRA="-DSPARSERL_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3) ${CMAKE_EXTRA:-}" \
   bash scripts/gpu-check.sh >"$out/gpu-check.txt" 2>&1
@@ -51,4 +55,10 @@ cp python/sparserl/*.py "$stage/sparserl/" && cp "$module" "$stage/sparserl/"
   export LD_LIBRARY_PATH=$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PYTHONPATH=$PWD/$stage
 python3 examples/python_compile.py 2>&1 | tee "$out/python_compile.txt"
-exit "${PIPESTATUS[0]}"
+python_rc=${PIPESTATUS[0]}
+export_rc=0
+if [[ -n $export_target ]]; then
+  SPARSERL=build-gpu/src/cli/sparserl OUT=$out bash scripts/gpu-export.sh
+  export_rc=$?
+fi
+exit $((python_rc || export_rc))

@@ -27,6 +27,7 @@ int run_command_line(int argc, char** argv) {
   add_generate_command(app);
   add_quickstart_command(app);
   add_evaluate_policy_command(app);
+  add_export_command(app);
   int status = 0;
   try {
     app.parse(argc, argv);

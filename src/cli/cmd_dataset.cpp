@@ -122,7 +122,8 @@ void add_build(CLI::App& dataset) {
       "SFT data (JSONL): each matrix labelled with the autotuner's best expert program "
       "(GPU) or the feature heuristic's pick (CPU), split train/val by matrix");
   // One of the two, checked in run_build (a one-line error, as for every bad argument).
-  cmd->add_option("--matrices", a->matrices, "Directory of .mtx / .mtx.gz files (recursive)");
+  cmd->add_option("--matrices,--dataset-dir", a->matrices,
+                  "Directory of .mtx / .mtx.gz files (recursive)");
   cmd->add_option("--generate", a->generate,
                   "Generate N matrices across the generator families instead");
   cmd->add_option("--families", a->families,
@@ -148,9 +149,12 @@ void add_build(CLI::App& dataset) {
                   "auto (tune on a GPU, heuristic on the CPU), tune or heuristic")
       ->capture_default_str();
   cmd->add_flag("--no-verify", a->no_verify, "Heuristic labels: skip checking them on the device");
-  cmd->add_option("--max-nnz", a->build.max_nnz,
+  // Not --max-nnz, which in training means the nonzeros the matrix embedding samples; that
+  // spelling stays accepted here for scripts written before.
+  cmd->add_option("--max-matrix-nnz,--max-nnz", a->build.max_nnz,
                   "Larger .mtx matrices are left out; larger generated ones are written as their "
-                  "generator's recipe (\"generator\", no coordinates)")
+                  "generator's recipe (\"generator\", no coordinates). --max-nnz: the old "
+                  "spelling")
       ->capture_default_str();
   cmd->add_option("--threads", a->threads, "Matrices labelled at once (0: one per core)")
       ->capture_default_str();

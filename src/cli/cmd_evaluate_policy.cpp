@@ -131,7 +131,8 @@ void add_evaluate_policy_command(CLI::App& app) {
       ->required();
   cmd->add_option("--tokenizer,--tokenizer-path", a->model.tokenizer_path,
                   "tokenizer.json directory (default: --model)");
-  cmd->add_option("--matrices", a->matrices, "Matrix Market files, or directories of them")
+  cmd->add_option("--matrices,--dataset-dir", a->matrices,
+                  "Matrix Market files, or directories of them")
       ->required();
   cmd->add_option("--samples", a->eval.samples, "Sampled programs per matrix (K)")
       ->capture_default_str();

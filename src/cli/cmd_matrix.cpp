@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -56,15 +57,34 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// The matrix file of info and convert: a positional, or --matrix as eval, tune and generate
+// take it.
+struct matrix_file {
+  std::string positional, option;
+  std::string path() const {
+    if (positional.empty() && option.empty())
+      throw error("give the Matrix Market file (FILE or --matrix FILE)");
+    if (!positional.empty() && !option.empty() && positional != option)
+      throw error("two matrices: " + positional + " and --matrix " + option + "; give one");
+    return positional.empty() ? option : positional;
+  }
+};
+
+void add_matrix_file(CLI::App* cmd, matrix_file& file) {
+  cmd->add_option("file", file.positional, "Matrix Market file (.mtx or .mtx.gz)");
+  cmd->add_option("--matrix", file.option, "The same, as eval and tune take it");
+}
+
 // ---- info ----
 
 struct info_options {
-  std::string file;
+  matrix_file file;
   bool json = false;
 };
 
 void run_info(const info_options& o) {
-  const nlohmann::json features = features_to_json(compute_features(read_matrix_market(o.file)));
+  const nlohmann::json features =
+      features_to_json(compute_features(read_matrix_market(o.file.path())));
   // The struct's field order reads better than JSON's alphabetical one.
   static const char* const order[] = {"rows",
                                       "cols",
@@ -94,7 +114,7 @@ void run_info(const info_options& o) {
 void add_info(CLI::App& matrix) {
   auto o = std::make_shared<info_options>();
   CLI::App* info = matrix.add_subcommand("info", "Print the structural features of a .mtx file");
-  info->add_option("file", o->file, "Matrix Market file (.mtx or .mtx.gz)")->required();
+  add_matrix_file(info, o->file);
   info->add_flag("--json", o->json, "Print one JSON object instead of a table");
   info->callback([o] { run_info(*o); });
 }
@@ -171,8 +191,9 @@ void add_families(CLI::App& matrix) {
 // ---- convert ----
 
 struct convert_options {
-  std::string file, format;
-  int32_t C = 32, sigma = 256, r = 4, c = 4, width = -1;
+  matrix_file file;
+  std::string format, output;
+  int32_t C = 32, sigma = 1, r = 4, c = 4, width = -1;  // the ABI's defaults (sigma 1: unsorted)
   bool json = false;
   CLI::Option *C_opt = nullptr, *sigma_opt = nullptr, *r_opt = nullptr, *c_opt = nullptr,
               *width_opt = nullptr;
@@ -192,8 +213,8 @@ bool takes_param(const format_info& format, const std::string& key) {
                      [&](const format_param_rule& p) { return key == p.key; });
 }
 
-// The format's parameters from the options: the CLI's defaults (SELL sigma 256) where not given;
-// HYB's width only when given (else the ABI's automatic width, so the layout shown is the one run).
+// The format's parameters from the options, which default to the ABI's; HYB's width only when
+// given (else the ABI's automatic width, so the layout shown is the one run).
 std::map<std::string, int64_t> format_params(const convert_options& o, const format_info& format) {
   const std::map<std::string, int64_t> values = {
       {"C", o.C}, {"sigma", o.sigma}, {"r", o.r}, {"c", o.c}, {"width", o.width}};
@@ -216,8 +237,7 @@ std::vector<std::string> format_names() {
 
 // What every layout reports (stored elements: the float slots; bytes: every format array), then
 // the layout's own numbers.
-stats layout_stats(const convert_options& o, const format_info& format, const csr_matrix& a) {
-  const format_data d = format.convert(a, format_params(o, format), default_max_padded_elements);
+stats layout_stats(const format_info& format, const csr_matrix& a, const format_data& d) {
   int64_t stored = 0, bytes = 0;
   for (const kernel_arg& arg : d.args) {
     stored += static_cast<int64_t>(arg.floats.size());
@@ -245,6 +265,49 @@ void check_format_options(const convert_options& o, const format_info& format) {
   }
 }
 
+// The converted layout as one JSON object (documented in --output's help and README):
+// {"format", "parameters": {key: value}, "rows", "cols", "nnz",
+//  "arguments": {name: int | [numbers]}} with the arguments between (rows, cols[, k]) and the
+// dense operands of the format's entry points, in their order (docs/kernel-abi.md).
+void write_layout(const std::string& path, const format_info& format,
+                  const std::map<std::string, int64_t>& params, const csr_matrix& a,
+                  const format_data& d) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  out["format"] = format.name;
+  out["parameters"] = nlohmann::ordered_json::object();
+  for (const format_param_rule& p : format.params) out["parameters"][p.key] = params.at(p.key);
+  out["rows"] = a.rows;
+  out["cols"] = a.cols;
+  out["nnz"] = a.nnz();
+  nlohmann::ordered_json& args = out["arguments"] = nlohmann::ordered_json::object();
+  for (const kernel_arg& arg : d.args) {
+    switch (arg.kind) {
+      case arg_kind::i32:
+        args[arg.name] = arg.scalar;
+        break;
+      case arg_kind::i32_array:
+        args[arg.name] = arg.ints;
+        break;
+      case arg_kind::f32_array:
+        args[arg.name] = arg.floats;
+        break;
+      case arg_kind::u16_array:
+        args[arg.name] = arg.shorts;
+        break;
+      default:
+        break;  // converters give format arguments only
+    }
+  }
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) throw error(path + ": cannot write the converted matrix");
+  file << out.dump() << '\n';
+  file.close();
+  if (!file) {
+    std::remove(path.c_str());
+    throw error(path + ": writing the converted matrix failed");
+  }
+}
+
 void run_convert(convert_options& o) {
   std::transform(o.format.begin(), o.format.end(), o.format.begin(),
                  [](unsigned char ch) { return static_cast<char>(std::toupper(ch)); });
@@ -253,24 +316,37 @@ void run_convert(convert_options& o) {
     throw error("unknown format '" + o.format + "': expected one of " + join(format_names()));
   const format_info& format = find_format(*kind);
   check_format_options(o, format);
-  print_stats(layout_stats(o, format, read_matrix_market(o.file)), o.json);
+  const csr_matrix a = read_matrix_market(o.file.path());
+  const std::map<std::string, int64_t> params = format_params(o, format);
+  const format_data d = format.convert(a, params, default_max_padded_elements);
+  if (!o.output.empty()) write_layout(o.output, format, params, a, d);
+  print_stats(layout_stats(format, a, d), o.json);
+  if (!o.output.empty() && !o.json)
+    std::printf("wrote %s: the %s arrays as JSON\n", o.output.c_str(), format.name);
 }
 
 void add_convert(CLI::App& matrix) {
   auto o = std::make_shared<convert_options>();
   CLI::App* convert = matrix.add_subcommand(
       "convert", "Convert a .mtx file to a storage format and print what the layout stores");
-  convert->add_option("file", o->file, "Matrix Market file (.mtx or .mtx.gz)")->required();
+  add_matrix_file(convert, o->file);
   convert->add_option("--format", o->format, "One of: " + join(format_names()))->required();
   o->C_opt = convert->add_option("--C", o->C, "SELL: slice height")->capture_default_str();
-  o->sigma_opt = convert->add_option("--sigma", o->sigma, "SELL: sorting window in rows")
-                     ->capture_default_str();
+  o->sigma_opt =
+      convert->add_option("--sigma", o->sigma, "SELL: sorting window in rows (1: no sorting)")
+          ->capture_default_str();
   o->r_opt = convert->add_option("--r", o->r, "BSR: block rows")->capture_default_str();
   o->c_opt = convert->add_option("--c", o->c, "BSR: block columns")->capture_default_str();
   o->width_opt = convert->add_option(
       "--width", o->width,
       "HYB: ELL width (default: the ABI's automatic width, the ceil(rows/3)-th longest row)");
   convert->add_flag("--json", o->json, "Print one JSON object instead of a table");
+  convert->add_option(
+      "-o,--output", o->output,
+      "Also write the converted arrays, as one JSON object: {\"format\", \"parameters\": "
+      "{KEY: value}, \"rows\", \"cols\", \"nnz\", \"arguments\": {NAME: int or array}}, the "
+      "arguments of the format's entry points between rows, cols and the dense operands, in "
+      "their order and layout (docs/kernel-abi.md)");
   convert->callback([o] { run_convert(*o); });
 }
 

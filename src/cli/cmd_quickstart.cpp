@@ -284,7 +284,11 @@ void add_quickstart_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir,--output", a->output, "Where everything goes")
       ->capture_default_str();
   cmd->add_option("--device", a->device, "cpu, gpu or auto")->capture_default_str();
-  cmd->add_option("--matrices", a->matrices, "Generated training matrices")->capture_default_str();
+  // --generate N as in dataset build and the trainers; --matrices, the old spelling, elsewhere
+  // names a folder of .mtx files.
+  cmd->add_option("--generate,--matrices", a->matrices,
+                  "Generated training matrices (--matrices: the old spelling)")
+      ->capture_default_str();
   cmd->add_option("--held-out", a->held_out,
                   "Generated held-out matrices (every family, another seed)")
       ->capture_default_str();

@@ -21,7 +21,7 @@ namespace {
 
 struct serve_args {
   std::string listen = "127.0.0.1:8808", token_file, device = "auto", matrices, arch;
-  int workers = 2, max_programs = 64, queue = 256, trials = 3;
+  int workers = 2, threads = 0, max_programs = 64, queue = 256, trials = 3;  // threads 0: workers
   size_t max_body = size_t{32} << 20;
   double timeout_s = 5;
 };
@@ -83,8 +83,10 @@ void run_serve(const serve_args& a) {
   const listen_address address = parse_listen_address(a.listen);
   if (a.trials < 1) throw error("--trials must be at least 1");
   if (a.timeout_s <= 0) throw error("--timeout must be positive");
+  if (a.workers < 1) throw error("--workers must be at least 1");
+  if (a.threads < 0) throw error("--threads must not be negative");
   serve_options options;
-  options.workers = a.workers;
+  options.workers = a.threads > 0 ? a.threads : a.workers;  // evaluation threads
   options.queue_capacity = a.queue;
   options.max_body_bytes = a.max_body;
   options.request.max_programs = a.max_programs;
@@ -109,8 +111,12 @@ void run_serve(const serve_args& a) {
                  "sparserl serve: warning: %s is reachable from other machines and no --token is "
                  "set: anyone who reaches it can run programs here\n",
                  bound.to_string().c_str());
-  std::printf("sparserl serve: listening on http://%s (executor %s, %d workers, queue %d)\n",
-              bound.to_string().c_str(), runner->name(), a.workers, a.queue);
+  const std::string gpu_workers =
+      std::string(runner->name()) == "gpu" ? ", " + std::to_string(a.workers) + " GPU workers" : "";
+  std::printf(
+      "sparserl serve: listening on http://%s (executor %s%s, %d evaluation threads, "
+      "queue %d)\n",
+      bound.to_string().c_str(), runner->name(), gpu_workers.c_str(), options.workers, a.queue);
   std::fflush(stdout);
   {
     stop_signals signals(server);
@@ -131,7 +137,10 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--token", args->token_file,
                   "file holding a bearer token that every evaluate/metrics request must send");
-  cmd->add_option("--workers", args->workers, "evaluation threads")->capture_default_str();
+  // --workers are GPU worker processes, as in every command; until issue 19 they were serve's
+  // evaluation threads too, so --threads defaults to them and old command lines mean the same.
+  cmd->add_option("--workers", args->workers, "GPU worker processes")->capture_default_str();
+  cmd->add_option("--threads", args->threads, "programs evaluated at once (default: --workers)");
   cmd->add_option("--device", args->device, "gpu, cpu (emulator) or auto")->capture_default_str();
   cmd->add_option("--max-body", args->max_body, "largest request body in bytes (413 above)")
       ->capture_default_str();
@@ -139,7 +148,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--queue", args->queue, "programs waiting for a worker (429 when full)")
       ->capture_default_str();
-  cmd->add_option("--matrices", args->matrices,
+  cmd->add_option("--matrices,--dataset-dir", args->matrices,
                   "directory of .mtx/.mtx.gz files requests may name ({\"name\": FILE-STEM})");
   cmd->add_option("--trials", args->trials, "fresh random inputs each program is verified on")
       ->capture_default_str();

@@ -16,5 +16,6 @@ void add_train_commands(CLI::App& app);           // cmd_train.cpp: pretrain, tr
 void add_generate_command(CLI::App& app);         // cmd_generate.cpp
 void add_quickstart_command(CLI::App& app);       // cmd_quickstart.cpp
 void add_evaluate_policy_command(CLI::App& app);  // cmd_evaluate_policy.cpp
+void add_export_command(CLI::App& app);           // cmd_export.cpp
 
 }  // namespace sparserl::cli

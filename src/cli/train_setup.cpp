@@ -60,8 +60,9 @@ void add_model_options(CLI::App* cmd, model_args& a, bool allow_init) {
 
 void add_data_options(CLI::App* cmd, data_args& a) {
   cmd->add_option("--data", a.data, "SFT JSONL (rows, cols, shape, format, code per line)");
-  cmd->add_option("--dataset-dir", a.dataset_dir,
-                  "Directory of SFT .jsonl files, or of .mtx files labelled with the heuristic");
+  cmd->add_option("--dataset-dir,--matrices", a.dataset_dir,
+                  "Directory of SFT .jsonl files, or of .mtx files labelled with the heuristic "
+                  "(--matrices: as dataset build and serve call a folder of .mtx files)");
   cmd->add_option("--generate", a.generate, "Generate N matrices (heuristic labels) instead");
   cmd->add_option("--max-rows", a.max_rows, "--generate: rows drawn from 16..R")
       ->capture_default_str();

@@ -13,6 +13,17 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>&, 
   return d;
 }
 
+// The conversion above as host code for exported headers (format_registry.h).
+constexpr const char* host_conversion = R"host(
+// CSR is passed as it is.
+                                    f.nnz = static_cast<int>(a.nnz);
+                                    f.row_ptr = a.row_ptr;
+                                    f.col_idx = a.col_idx;
+                                    f.values = a.values;
+                                    f.work_rows = a.rows;
+                                    f.work_nnz = a.nnz;
+)host";
+
 }  // namespace
 
 format_info csr() {
@@ -26,7 +37,8 @@ format_info csr() {
            {k::i32_array, "col_idx"},
            {k::f32_array, "values"}},
           {{"csr", true}},
-          convert};
+          convert,
+          host_conversion};
 }
 
 }  // namespace sparserl::format_files

@@ -18,6 +18,31 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>&, 
   return d;
 }
 
+// The conversion above as host code for exported headers (format_registry.h).
+constexpr const char* host_conversion = R"host(
+// CSR with each row's first column as col_base and 16-bit column offsets from it.
+f.nnz = static_cast<int>(a.nnz);
+f.row_ptr = a.row_ptr;
+f.values = a.values;
+f.col_base.assign(static_cast<size_t>(a.rows), 0);
+f.col_offset.resize(a.col_idx.size());
+for (int r = 0; r < a.rows; ++r) {
+  const int begin = a.row_ptr[r], end = a.row_ptr[r + 1];
+  if (begin == end) continue;
+  const int base = a.col_idx[begin];
+  if (a.col_idx[end - 1] - base > 65535)
+    throw std::runtime_error("CSR16: row " + std::to_string(r) + " spans columns " +
+                             std::to_string(base) + ".." +
+                             std::to_string(a.col_idx[end - 1]) +
+                             ", more than a 16-bit column offset holds (use CSR)");
+  f.col_base[r] = base;
+  for (int e = begin; e < end; ++e)
+    f.col_offset[e] = static_cast<unsigned short>(a.col_idx[e] - base);
+}
+f.work_rows = a.rows;
+f.work_nnz = a.nnz;
+)host";
+
 }  // namespace
 
 format_info csr16() {
@@ -32,7 +57,8 @@ format_info csr16() {
            {k::u16_array, "col_offset"},
            {k::f32_array, "values"}},
           {{"csr16", true}},
-          convert};
+          convert,
+          host_conversion};
 }
 
 }  // namespace sparserl::format_files

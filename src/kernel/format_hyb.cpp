@@ -25,6 +25,45 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>& p
   return d;
 }
 
+// The conversion above as host code for exported headers (format_registry.h).
+constexpr const char* host_conversion = R"host(
+// Each row's first `width` entries as ELL
+                                    // (column-major, padding -1 / 0), the rest as COO in
+                                    // CSR order. Width 0 = automatic: the ceil(rows /
+                                    // 3)-th longest row, within the padding limit.
+                                    long long ell_width = width;
+                                    int longest = 0;
+                                    for (int r = 0; r < a.rows; ++r) longest = std::max(longest, a.row_length(r));
+                                    if (ell_width == 0 && a.rows > 0) {
+                                      std::vector<int> lengths(static_cast<size_t>(a.rows));
+                                      for (int r = 0; r < a.rows; ++r) lengths[r] = a.row_length(r);
+                                      const size_t at = (static_cast<size_t>(a.rows) + 2) / 3 - 1;
+                                      std::nth_element(lengths.begin(), lengths.begin() + at, lengths.end(), std::greater<int>());
+                                      ell_width = std::min<long long>(lengths[at], max_elements / a.rows);
+                                    }
+                                    ell_width = std::min<long long>(ell_width, longest);
+                                    const long long elements = ell_width * a.rows;
+                                    check_elements("HYB", elements, max_elements);
+                                    f.width = static_cast<int>(ell_width);
+                                    f.ell_col_idx.assign(static_cast<size_t>(elements), -1);
+                                    f.ell_values.assign(static_cast<size_t>(elements), 0.0f);
+                                    for (int r = 0; r < a.rows; ++r)
+                                      for (int j = 0; j < a.row_length(r); ++j) {
+                                        const int e = a.row_ptr[r] + j;
+                                        if (j < ell_width) {
+                                          f.ell_col_idx[static_cast<long long>(j) * a.rows + r] = a.col_idx[e];
+                                          f.ell_values[static_cast<long long>(j) * a.rows + r] = a.values[e];
+                                        } else {
+                                          f.coo_row_idx.push_back(r);
+                                          f.coo_col_idx.push_back(a.col_idx[e]);
+                                          f.coo_values.push_back(a.values[e]);
+                                        }
+                                      }
+                                    f.coo_nnz = static_cast<int>(f.coo_values.size());
+                                    f.work_rows = a.rows;
+                                    f.work_nnz = f.coo_nnz;
+)host";
+
 }  // namespace
 
 format_info hyb() {
@@ -42,7 +81,8 @@ format_info hyb() {
            {k::i32_array, "coo_col_idx"},
            {k::f32_array, "coo_values"}},
           {{"hyb_ell", false}, {"hyb_coo", true}},
-          convert};
+          convert,
+          host_conversion};
 }
 
 }  // namespace sparserl::format_files

@@ -60,6 +60,16 @@ struct format_info {
   // saying why (the program then fails to build, like a bad parameter).
   format_data (*convert)(const csr_matrix& a, const std::map<std::string, int64_t>& params,
                          int64_t max_elements);
+  // The same conversion as C++17 host code for headers that `sparserl export` writes
+  // (kernel/export_header.h): the body of a function that must build exactly what `convert`
+  // builds, from standard C++ alone. In scope: `a`, the CSR matrix (int rows, cols; long long
+  // nnz; std::vector<int> row_ptr, col_idx; std::vector<float> values; int row_length(int r));
+  // each parameter as a `const long long` named by its key (SELL: C, sigma); `max_elements`,
+  // the padding limit (long long); `check_elements(format, elements, max_elements)`, which
+  // throws std::runtime_error above it; and `f`, to fill: one member per slot, named as the
+  // slot (int, or std::vector of int, float, unsigned short), and long long work_rows,
+  // work_nnz. Errors are thrown as std::runtime_error naming the format.
+  const char* host_conversion;
 };
 
 // Every format, in format_kind order.

@@ -23,6 +23,46 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>& p
   return d;
 }
 
+// The conversion above as host code for exported headers (format_registry.h).
+constexpr const char* host_conversion = R"host(
+// Rows sorted by length (descending, stable) inside windows of sigma rows, then slices of C
+// sorted positions, each padded to its longest row, column-major inside the slice.
+std::vector<int> perm(static_cast<size_t>(a.rows));
+std::iota(perm.begin(), perm.end(), 0);
+if (sigma > 1)
+  for (long long begin = 0; begin < a.rows; begin += sigma) {
+    const long long end = std::min<long long>(a.rows, begin + sigma);
+    std::stable_sort(perm.begin() + begin, perm.begin() + end,
+                     [&](int p, int q) { return a.row_length(p) > a.row_length(q); });
+  }
+const int num_slices = static_cast<int>((static_cast<long long>(a.rows) + C - 1) / C);
+std::vector<int> slice_width(static_cast<size_t>(num_slices), 0);
+std::vector<long long> slice_ptr(static_cast<size_t>(num_slices) + 1, 0);
+for (int s = 0; s < num_slices; ++s) {
+  for (long long i = s * C; i < std::min<long long>(a.rows, s * C + C); ++i)
+    slice_width[s] = std::max(slice_width[s], a.row_length(perm[i]));
+  slice_ptr[s + 1] = slice_ptr[s] + slice_width[s] * C;
+}
+check_elements("SELL", slice_ptr.back(), max_elements);
+f.slice_height = static_cast<int>(C);
+f.num_slices = num_slices;
+f.slice_ptr.assign(slice_ptr.begin(), slice_ptr.end());
+f.slice_width = slice_width;
+f.col_idx.assign(static_cast<size_t>(slice_ptr.back()), -1);
+f.values.assign(static_cast<size_t>(slice_ptr.back()), 0.0f);
+for (long long i = 0; i < a.rows; ++i) {
+  const long long s = i / C, lane = i % C;
+  const int row = perm[i];
+  for (int j = 0; j < a.row_length(row); ++j) {
+    const long long at = slice_ptr[s] + j * C + lane;
+    f.col_idx[at] = a.col_idx[a.row_ptr[row] + j];
+    f.values[at] = a.values[a.row_ptr[row] + j];
+  }
+}
+f.perm = perm;
+f.work_rows = a.rows;
+)host";
+
 }  // namespace
 
 format_info sell() {
@@ -43,7 +83,8 @@ format_info sell() {
            {k::i32_array, "col_idx"},
            {k::f32_array, "values"}},
           {{"sell", false}},
-          convert};
+          convert,
+          host_conversion};
 }
 
 }  // namespace sparserl::format_files

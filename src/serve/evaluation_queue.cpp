@@ -5,7 +5,7 @@
 namespace sparserl {
 
 evaluation_queue::evaluation_queue(int workers, int capacity) : capacity_(capacity) {
-  if (workers < 1) throw error("--workers must be at least 1");
+  if (workers < 1) throw error("--threads must be at least 1");
   if (capacity < 1) throw error("--queue must be at least 1");
   for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
 }

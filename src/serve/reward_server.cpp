@@ -315,7 +315,7 @@ void reward_server::impl::metrics_page(const httplib::Request& req, httplib::Res
 }
 
 void validate_serve_options(const serve_options& options) {
-  if (options.workers < 1) throw error("--workers must be at least 1");
+  if (options.workers < 1) throw error("--threads must be at least 1");
   if (options.queue_capacity < 1) throw error("--queue must be at least 1");
   if (options.request.max_programs < 1) throw error("--max-programs must be at least 1");
   if (options.request.max_programs > options.queue_capacity)

@@ -32,7 +32,7 @@ struct serve_options {
   std::string executor = "cpu";  // reported by /v1/health
 };
 
-// Throws sparserl::error naming the first inconsistent limit (--workers, --queue, --max-programs
+// Throws sparserl::error naming the first inconsistent limit (--threads, --queue, --max-programs
 // above --queue, --max-body); the constructor checks the same, this lets the CLI fail early.
 void validate_serve_options(const serve_options& options);
 

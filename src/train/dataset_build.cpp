@@ -104,8 +104,9 @@ class labelling {
     const csr_matrix m = item.load();
     if (m.nnz() > options_.max_nnz && !item.spec) {
       out.kind = outcome::too_large;
-      out.warning = item.name + ": " + std::to_string(m.nnz()) + " nonzeros, more than --max-nnz " +
-                    std::to_string(options_.max_nnz) + "; left out";
+      out.warning = item.name + ": " + std::to_string(m.nnz()) +
+                    " nonzeros, more than --max-matrix-nnz " + std::to_string(options_.max_nnz) +
+                    "; left out";
       return out;
     }
     out.hash = matrix_structure_hash(m);

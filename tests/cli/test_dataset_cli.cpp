@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "cli/cli_testing.h"
+#include "sparse/matrix_market.h"
 
 namespace sparserl {
 namespace {
@@ -84,6 +85,29 @@ TEST_F(DatasetCli, MatrixDirectoryLabelsPassTheEvaluatorOnTheOriginalFiles) {
         run("eval --device cpu --matrix " + path("mats/" + s["name"].get<std::string>()) +
             " --program " + path("k.cu"));
     EXPECT_EQ(e.code, 0) << s["name"] << e.out << e.err;
+  }
+}
+
+// --max-matrix-nnz is the size filter (--max-nnz, in training the embedding's sampled nonzeros,
+// its old spelling here); --dataset-dir names the folder as the trainers do.
+TEST_F(DatasetCli, MaxMatrixNnzLeavesLargerMatricesOutUnderEitherSpelling) {
+  fs::create_directories(path("mats"));
+  ASSERT_EQ(run("matrix gen banded --rows 300 -o " + path("mats/banded.mtx")).code, 0);
+  ASSERT_EQ(run("matrix gen rmat --rows 256 --avg-degree 6 -o " + path("mats/rmat.mtx")).code, 0);
+  const int64_t banded = read_matrix_market(path("mats/banded.mtx")).nnz();
+  const int64_t rmat = read_matrix_market(path("mats/rmat.mtx")).nnz();
+  ASSERT_NE(banded, rmat);
+  const std::string limit = std::to_string((banded + rmat) / 2);
+  const std::string kept = banded < rmat ? "banded.mtx" : "rmat.mtx";
+  for (const std::string spelling : {"--max-matrix-nnz", "--max-nnz"}) {
+    SCOPED_TRACE(spelling);
+    const run_result r =
+        run("dataset build --dataset-dir " + path("mats") + " " + spelling + " " + limit +
+            " --label heuristic --no-verify --no-progress -o " + path("small.jsonl"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::vector<nlohmann::json> lines = read_lines(path("small.jsonl"));
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0]["name"], kept);
   }
 }
 

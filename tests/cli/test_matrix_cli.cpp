@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/cli_testing.h"
+#include "kernel/format_registry.h"
 #include "sparse/features.h"
 #include "sparse/formats.h"
 #include "sparse/generators.h"
@@ -125,6 +126,73 @@ TEST_F(MatrixCli, ConvertReportsEachLayout) {
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
   EXPECT_THAT(table.out, HasSubstr("slices"));
+}
+
+// issue 19's vocabulary: --matrix FILE as eval and tune take it, SELL's sigma defaults to the
+// ABI's (1), -o writes the converted arrays.
+TEST_F(MatrixCli, TakesTheFileAsMatrixOptionAndDefaultsToTheAbisSigma) {
+  ASSERT_EQ(run("matrix gen powerlaw --rows 400 -o " + path("m.mtx")).code, 0);
+  const run_result positional = run("matrix info " + path("m.mtx") + " --json");
+  const run_result option = run("matrix info --matrix " + path("m.mtx") + " --json");
+  ASSERT_EQ(option.code, 0) << option.err;
+  EXPECT_EQ(option.out, positional.out);
+  const run_result sell = run("matrix convert --matrix " + path("m.mtx") + " --format SELL --json");
+  ASSERT_EQ(sell.code, 0) << sell.err;
+  EXPECT_EQ(nlohmann::json::parse(sell.out).at("sigma"), 1);
+  expect_one_line_error("matrix info", "give the Matrix Market file (FILE or --matrix FILE)");
+  expect_one_line_error(
+      "matrix convert " + path("m.mtx") + " --matrix " + path("n.mtx") + " --format CSR",
+      "two matrices");
+}
+
+TEST_F(MatrixCli, ConvertWritesTheConvertedArraysAsJson) {
+  ASSERT_EQ(run("matrix gen rmat --rows 300 --avg-degree 5 -o " + path("m.mtx")).code, 0);
+  const csr_matrix a = read_matrix_market(path("m.mtx"));
+  const struct {
+    const char* options;
+    format_kind format;
+    std::map<std::string, int64_t> params;
+  } cases[] = {{"--format SELL --C 8 --sigma 16", format_kind::sell, {{"C", 8}, {"sigma", 16}}},
+               {"--format HYB", format_kind::hyb, {{"width", 0}}},
+               {"--format BSR --r 3 --c 2", format_kind::bsr, {{"r", 3}, {"c", 2}}},
+               {"--format CSR16", format_kind::csr16, {}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.options);
+    const std::string out = path("layout.json");
+    const run_result r = run("matrix convert " + path("m.mtx") + " " + c.options + " -o " + out);
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("wrote " + out));
+    const nlohmann::json j = nlohmann::json::parse(slurp(out));
+    const format_info& format = find_format(c.format);
+    EXPECT_EQ(j.at("format"), format.name);
+    EXPECT_EQ(j.at("rows"), a.rows);
+    EXPECT_EQ(j.at("nnz"), a.nnz());
+    EXPECT_EQ(j.at("parameters"), nlohmann::json(c.params));
+    const format_data want = format.convert(a, c.params, default_max_padded_elements);
+    const nlohmann::json& args = j.at("arguments");
+    ASSERT_EQ(args.size(), want.args.size());
+    for (const kernel_arg& arg : want.args) {
+      SCOPED_TRACE(arg.name);
+      const nlohmann::json& got = args.at(arg.name);
+      if (arg.kind == arg_kind::i32) {
+        EXPECT_EQ(got.get<int32_t>(), arg.scalar);
+      } else if (arg.kind == arg_kind::i32_array) {
+        EXPECT_EQ(got.get<std::vector<int32_t>>(), arg.ints);
+      } else if (arg.kind == arg_kind::f32_array) {
+        EXPECT_EQ(got.get<std::vector<float>>(), arg.floats);
+      } else {
+        EXPECT_EQ(got.get<std::vector<uint16_t>>(), arg.shorts);
+      }
+    }
+  }
+  // --json keeps stdout one JSON object; an output that cannot be written is one line.
+  const run_result json =
+      run("matrix convert " + path("m.mtx") + " --format ELL --json -o " + path("e.json"));
+  ASSERT_EQ(json.code, 0) << json.err;
+  EXPECT_NO_THROW(nlohmann::json::parse(json.out));
+  expect_one_line_error(
+      "matrix convert " + path("m.mtx") + " --format ELL -o " + path("no/dir/e.json"),
+      "cannot write the converted matrix");
 }
 
 TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {

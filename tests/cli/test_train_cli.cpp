@@ -139,6 +139,12 @@ TEST_F(train_cli, bad_inputs_fail_with_one_line) {
   r = run_here("train-sft --data missing.jsonl --steps 1 --device cpu");
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, ::testing::HasSubstr("missing.jsonl"));
+  // --matrices is --dataset-dir's other name (a folder of .mtx, as in dataset build and serve).
+  r = run_here("train-sft --matrices mats --data sft.jsonl --steps 1 --device cpu");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, ::testing::HasSubstr("give one of --data, --dataset-dir and --generate"));
+  // quickstart's count of generated matrices is --generate, as in dataset build and the trainers.
+  EXPECT_THAT(run_here("quickstart --help").out, ::testing::HasSubstr("--generate"));
 }
 
 TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {

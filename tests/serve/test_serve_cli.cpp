@@ -17,11 +17,29 @@ TEST_F(ServeCli, BadOptionsAreOneLineErrors) {
   expect_one_line_error("serve --device cpu --max-programs 10 --queue 5",
                         "--max-programs 10 is above --queue 5");
   expect_one_line_error("serve --device cpu --workers 0", "--workers must be at least 1");
+  expect_one_line_error("serve --device cpu --threads -1", "--threads must not be negative");
   expect_one_line_error("serve --device cpu --token " + path("missing"), "cannot open");
   std::ofstream(path("empty-token")) << "\n";
   expect_one_line_error("serve --device cpu --token " + path("empty-token"), "is empty");
   expect_one_line_error("serve --device cpu --matrices " + path("none"), "cannot list");
   expect_one_line_error("serve --device tpu", "--device tpu");
+}
+
+// --threads are the evaluations at once; --workers, as in every command, GPU worker processes,
+// and the threads' default, so that a command line from before --threads means what it meant.
+TEST_F(ServeCli, ThreadsDefaultToWorkers) {
+  auto started = [&](const std::string& args) {
+    const std::string out = path("serve.out");
+    // SIGTERM after a few seconds: the server drains (nothing queued) and exits.
+    const std::string command = "timeout -s TERM 5 " + std::string(SPARSERL_CLI) +
+                                " serve --device cpu --listen 127.0.0.1:0 " + args + " >" + out +
+                                " 2>/dev/null </dev/null";
+    EXPECT_NE(std::system(command.c_str()), -1);
+    return testing::slurp(out);
+  };
+  EXPECT_THAT(started("--threads 3"), ::testing::HasSubstr("(executor cpu, 3 evaluation threads"));
+  EXPECT_THAT(started("--workers 4"), ::testing::HasSubstr("(executor cpu, 4 evaluation threads"));
+  EXPECT_THAT(started(""), ::testing::HasSubstr("(executor cpu, 2 evaluation threads"));
 }
 
 TEST_F(ServeCli, APortInUseIsReported) {

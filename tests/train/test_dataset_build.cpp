@@ -162,7 +162,7 @@ TEST(dataset_build, duplicates_and_oversized_matrices_are_left_out_with_a_warnin
   EXPECT_EQ(r.too_large, 1);
   ASSERT_EQ(r.warnings.size(), 2u);
   EXPECT_THAT(r.warnings[0], HasSubstr("b/grid.mtx: same structure as a/same_grid.mtx.gz"));
-  EXPECT_THAT(r.warnings[1], HasSubstr("big.mtx: 1920 nonzeros, more than --max-nnz 1000"));
+  EXPECT_THAT(r.warnings[1], HasSubstr("big.mtx: 1920 nonzeros, more than --max-matrix-nnz 1000"));
 }
 
 // Generated matrices above --max-nnz are kept, written as their recipe; smaller ones keep their
