@@ -45,37 +45,52 @@ rm -rf "$work" && mkdir -p "$work"
 failures=0
 report() { echo "$*" | tee -a "$out/export.txt"; }
 : >"$out/export.txt"
+cases=()
 for op in spmv spmm; do
   for format in CSR CSR16 COO ELL SELL HYB DIA BSR; do
     [[ $op == spmm && ($format == COO || $format == DIA) ]] && continue
-    name=${op}_${format}
-    exported=
-    for matrix in banded fem rmat; do
-      if "$sparserl" export --matrix "$work/$matrix.mtx" --matrix-format "$format" --op "$op" \
-        -o "$work/$name.cuh" >>"$work/export.log" 2>&1; then
-        exported=$matrix
-        break
-      fi
-    done
-    if [[ -z $exported ]]; then
-      report "FAIL $op $format: not exported (export/export.log)"
-      failures=$((failures + 1))
-      continue
+    cases+=("$op $format")
+  done
+done
+# build_case OP FORMAT: export and build one example (all cases at once: nvcc takes ~10 s each).
+build_case() {
+  local op=$1 format=$2 name=${1}_${2} matrix
+  for matrix in banded fem rmat; do
+    if "$sparserl" export --matrix "$work/$matrix.mtx" --matrix-format "$format" --op "$op" \
+      -o "$work/$name.cuh" >"$work/$name.export.log" 2>&1; then
+      echo "$matrix" >"$work/$name.from"
+      "$nvcc" -std=c++17 -O2 -arch="$arch" -I"$work" -DSPARSERL_EXPORT_HEADER="\"$name.cuh\"" \
+        -o "$work/$name" examples/export/main.cu >"$work/$name.build.log" 2>&1
+      return
     fi
-    if ! "$nvcc" -std=c++17 -O2 -arch="$arch" -I"$work" -DSPARSERL_EXPORT_HEADER="\"$name.cuh\"" \
-      -o "$work/$name" examples/export/main.cu >"$work/$name.build.log" 2>&1; then
-      report "FAIL $op $format: nvcc failed (export/$name.build.log)"
-      tail -5 "$work/$name.build.log"
-      failures=$((failures + 1))
-      continue
-    fi
-    runs=("")
-    [[ $op == spmm ]] && runs=(16 7)
-    for k in "${runs[@]}"; do
-      # The example's own matrix; the program came from $exported's expert space.
-      timeout 120 "$work/$name" ${k:+"$k"} >"$work/$name.run.log" 2>&1 || failures=$((failures + 1))
-      report "$op $format${k:+ k=$k}: $(tail -1 "$work/$name.run.log") [program for $exported.mtx]"
-    done
+  done
+}
+for c in "${cases[@]}"; do
+  # shellcheck disable=SC2086
+  build_case $c &
+done
+wait
+for c in "${cases[@]}"; do
+  read -r op format <<<"$c"
+  name=${op}_${format}
+  if [[ ! -f $work/$name.from ]]; then
+    report "FAIL $op $format: not exported (export/$name.export.log)"
+    failures=$((failures + 1))
+    continue
+  fi
+  exported=$(cat "$work/$name.from")
+  if [[ ! -x $work/$name ]]; then
+    report "FAIL $op $format: nvcc failed (export/$name.build.log)"
+    tail -5 "$work/$name.build.log"
+    failures=$((failures + 1))
+    continue
+  fi
+  runs=("")
+  [[ $op == spmm ]] && runs=(16 7)
+  for k in "${runs[@]}"; do
+    # The example's own matrix; the program came from $exported's expert space.
+    timeout 120 "$work/$name" ${k:+"$k"} >"$work/$name.run.log" 2>&1 || failures=$((failures + 1))
+    report "$op $format${k:+ k=$k}: $(tail -1 "$work/$name.run.log") [program for $exported.mtx]"
   done
 done
 report "gpu-export: $failures failures"
