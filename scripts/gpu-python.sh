@@ -34,12 +34,22 @@ for wheel in .deps/wheels/nanobind-*.whl; do
 done
 export PYTHONPATH=$pylib
 
+# The carried zlib1g-dev's and libssl-dev's libz.so / libcrypto.so point at runtime libraries
+# outside .deps/root, so CMake would take their static .a files, which cannot go into a shared
+# module (not -fPIC): the machine's own shared libraries instead.
+shared_libs=
+for dir in /usr/lib/x86_64-linux-gnu /lib/x86_64-linux-gnu; do
+  [[ -e $dir/libz.so.1 && -e $dir/libcrypto.so.3 ]] || continue
+  shared_libs="-DZLIB_LIBRARY=$dir/libz.so.1 -DZLIB_LIBRARY_RELEASE=$dir/libz.so.1"
+  shared_libs+=" -DOPENSSL_CRYPTO_LIBRARY=$dir/libcrypto.so.3"
+  break
+done
 # No tests from gpu-check.sh: the regexes match none.
 export_target=sparserl
 [[ ${EXPORT:-1} == 0 ]] && export_target=
 OUT=$out/build TARGETS="sparserl_python_core sparserl_nvrtc_child sparserl-gpu-worker sparserl_cpu_child $export_target" \
   CTEST_REGEX='^no_test$' GPU_TESTS='^no_test$' \
-  CMAKE_EXTRA="-DSPARSERL_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3) ${CMAKE_EXTRA:-}" \
+  CMAKE_EXTRA="-DSPARSERL_PYTHON=ON -DPython_EXECUTABLE=$(command -v python3) $shared_libs ${CMAKE_EXTRA:-}" \
   bash scripts/gpu-check.sh >"$out/gpu-check.txt" 2>&1
 module=$(ls build-gpu/python/_core*.so 2>/dev/null | head -1)
 if [[ -z $module ]]; then

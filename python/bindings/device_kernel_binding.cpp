@@ -34,6 +34,8 @@ const char* kind_name(arg_kind kind) {
       return "input";
     case arg_kind::output:
       return "output";
+    case arg_kind::u16_array:
+      return "u16_array";
   }
   return "?";
 }
@@ -96,6 +98,8 @@ nb::dict prepare(const csr_matrix& matrix, const std::string& completion, const 
       d["value"] = numpy_copy(a.ints);
     else if (a.kind == arg_kind::f32_array)
       d["value"] = numpy_copy(a.floats);
+    else if (a.kind == arg_kind::u16_array)
+      d["value"] = numpy_copy(a.shorts);
     else
       d["value"] = nb::none();
     arg_list.append(d);

@@ -165,7 +165,7 @@ class DeviceKernel:
             # The format arrays, uploaded once.
             self._values = []
             for arg in self._args:
-                if arg["kind"] in ("i32_array", "f32_array"):
+                if arg["kind"].endswith("_array"):  # i32, f32, u16 (CSR16's column deltas)
                     host = arg["value"]
                     pointer = ctypes.c_uint64(0)
                     size = max(1, host.nbytes)  # a zero-length array still gets an address

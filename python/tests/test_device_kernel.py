@@ -28,6 +28,23 @@ def test_preparation_follows_the_abi(scipy_matrix):
         np.testing.assert_array_equal(arrays["row_ptr"], scipy_matrix.indptr)
 
 
+def test_every_format_array_of_the_expert_space_reaches_python_with_its_type(scipy_matrix):
+    # Each array kind the ABI has, CSR16's 16-bit column deltas included, arrives as a numpy
+    # array of its element type (sparserl.compile uploads whatever ends in "_array").
+    matrix = sparserl.as_matrix(scipy_matrix)
+    dtypes = {"i32_array": np.int32, "f32_array": np.float32, "u16_array": np.uint16}
+    seen = set()
+    for op, k in (("spmv", 1), ("spmm", 8)):
+        for config, program in sparserl.expert_programs(matrix, op, k):
+            prepared = _core.prepare_device_kernel(matrix, program, op, k, "sm_90")
+            for a in prepared["args"]:
+                assert a["kind"] in ("i32", "input", "output", *dtypes), (config, a["kind"])
+                if a["kind"] in dtypes:
+                    assert a["value"].dtype == dtypes[a["kind"]], (config, a["name"])
+                    seen.add(a["kind"])
+    assert seen == set(dtypes)
+
+
 def test_bad_programs_are_refused_before_anything_runs(scipy_matrix, programs):
     matrix = sparserl.as_matrix(scipy_matrix)
     with pytest.raises(sparserl.Error, match="undeclared_name_xyz"):
