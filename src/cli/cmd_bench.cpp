@@ -12,8 +12,10 @@
 #include "cli/runner_choice.h"
 #include "eval/autotune.h"
 #include "eval/gpu_runner.h"
+#include "kernel/heuristic.h"
 #include "sparse/content_hash.h"
 #include "sparse/error.h"
+#include "sparse/features.h"
 #include "sparse/generators.h"
 #include "sparse/gzip_file.h"
 
@@ -26,6 +28,7 @@ struct bench_args {
   int32_t scale = 1;              // divides every suite matrix's rows (CPU smoke tests)
   std::vector<std::string> only;  // matrix names to run; empty = the whole suite
   int k = 64, workers = 1;
+  std::string rescore;  // an earlier bench.json: the heuristic judged against its rankings
 };
 
 struct suite_matrix {
@@ -273,8 +276,60 @@ std::string csv(const nlohmann::json& rows) {
   return text;
 }
 
+// --rescore: today's heuristic pick for each suite matrix, looked up in an earlier run's ranking
+// of every candidate (no GPU): what a change to the heuristic's rules does to a timed suite.
+void run_rescore(const bench_args& a, const std::vector<suite_matrix>& matrices, sparse_op op) {
+  nlohmann::json earlier;
+  try {
+    earlier = nlohmann::json::parse(read_file_decompressed(a.rescore, size_t{1} << 28));
+  } catch (const nlohmann::json::exception& e) {
+    throw error("--rescore " + a.rescore + ": not JSON (" + e.what() + ")");
+  }
+  if (!earlier.contains("matrices") || earlier.value("op", "") != a.op)
+    throw error("--rescore " + a.rescore + ": not a bench.json of --op " + a.op);
+  std::printf(
+      "| matrix | earlier heuristic | heuristic now | now / fastest | earlier / fastest |\n"
+      "|---|---|---|---|---|\n");
+  std::vector<double> now_ratio, then_ratio;
+  for (const suite_matrix& m : matrices) {
+    auto row =
+        std::find_if(earlier["matrices"].begin(), earlier["matrices"].end(),
+                     [&](const nlohmann::json& r) { return r.value("matrix", "") == m.name; });
+    if (row == earlier["matrices"].end()) continue;
+    const csr_matrix matrix = generate_matrix(m.spec);
+    const std::string pick = pick_heuristic(op, compute_features(matrix), a.k).describe();
+    std::optional<double> pick_ms, best_ms, then_ms;
+    for (const nlohmann::json& c : (*row)["ranked"]) {
+      if (!c.value("correct", false) || !c["ms"].is_number()) continue;
+      const double ms = c["ms"].get<double>();
+      if (!best_ms || ms < *best_ms) best_ms = ms;
+      if (c.value("program", "") == pick) pick_ms = ms;
+      if (c.value("program", "") == row->value("heuristic", "")) then_ms = ms;
+    }
+    auto cell = [&](const std::optional<double>& ms, std::vector<double>& all) {
+      if (!ms || !best_ms) return std::string("not timed");
+      all.push_back(*best_ms / *ms);
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.3fx", *best_ms / *ms);
+      return std::string(buf);
+    };
+    const std::string now_cell = cell(pick_ms, now_ratio);
+    const std::string then_cell = cell(then_ms, then_ratio);
+    std::printf("| %s | %s | %s | %s | %s |\n", m.name.c_str(), row->value("heuristic", "").c_str(),
+                pick == row->value("heuristic", "") ? "same" : pick.c_str(), now_cell.c_str(),
+                then_cell.c_str());
+    std::fflush(stdout);
+  }
+  std::printf("geomean fastest / pick: now %.3fx over %zu, earlier %.3fx over %zu\n",
+              geomean(now_ratio), now_ratio.size(), geomean(then_ratio), then_ratio.size());
+}
+
 void run_bench(const bench_args& a) {
   if (!parse_op(a.op)) throw error("--op " + a.op + ": expected spmv or spmm");
+  if (!a.rescore.empty()) {
+    run_rescore(a, select(suite(a.suite, *parse_op(a.op), a.scale), a.only), *parse_op(a.op));
+    return;
+  }
   const std::vector<suite_matrix> matrices =
       select(suite(a.suite, *parse_op(a.op), a.scale), a.only);
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
@@ -328,6 +383,10 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-o,--out", args->out_dir, "directory for bench.csv / bench.json (must exist)")
       ->capture_default_str();
+  cmd->add_option("--rescore", args->rescore,
+                  "An earlier run's bench.json of this suite: today's heuristic pick per matrix "
+                  "looked up in its ranking of every candidate, no GPU (a table; nothing "
+                  "written)");
   cmd->callback([args] { run_bench(*args); });
 }
 

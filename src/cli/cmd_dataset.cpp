@@ -1,16 +1,20 @@
-// `sparserl dataset build | corpus`: the SFT data set (matrices labelled with expert programs) and
-// the CUDA pre-training corpus (train/dataset_build.h, train/cuda_corpus.h).
+// `sparserl dataset build | corpus | score-heuristic`: the SFT data set (matrices labelled with
+// expert programs), the CUDA pre-training corpus (train/dataset_build.h, train/cuda_corpus.h), and
+// the feature heuristic judged against timed labels (train/heuristic_score.h).
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
 #include "cli/commands.h"
 #include "cli/runner_choice.h"
 #include "sparse/error.h"
+#include "sparse/gzip_file.h"
 #include "train/cuda_corpus.h"
 #include "train/data_split.h"
 #include "train/dataset_build.h"
+#include "train/heuristic_score.h"
 
 namespace sparserl::cli {
 
@@ -179,6 +183,51 @@ void add_corpus(CLI::App& dataset) {
   cmd->callback([a] { run_corpus(*a); });
 }
 
+struct score_args {
+  std::string labels, output;
+  double tolerance = 0.1;
+  int threads = 0;
+};
+
+void run_score(const score_args& a) {
+  if (a.tolerance < 0) throw error("--tolerance must be >= 0");
+  const std::vector<train::sft_sample> labels = train::read_sft_jsonl(a.labels);
+  const int threads =
+      a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const train::heuristic_score s = train::score_heuristic(labels, threads);
+  if (s.labels.empty())
+    throw error("dataset score-heuristic: " + a.labels +
+                " has no label with timed candidates (labels made on a GPU have them)");
+  std::printf("%s", train::format_table(s, a.tolerance).c_str());
+  if (s.skipped)
+    std::printf("(%lld labels without timed candidates left out)\n",
+                static_cast<long long>(s.skipped));
+  if (!a.output.empty()) {
+    const std::string text = train::to_json(s, a.tolerance).dump(1) + "\n";
+    atomic_file_writer out(a.output, false);
+    out.write(text.data(), text.size());
+    out.commit();
+    std::printf("written: %s\n", a.output.c_str());
+  }
+}
+
+void add_score_heuristic(CLI::App& dataset) {
+  auto a = std::make_shared<score_args>();
+  CLI::App* cmd = dataset.add_subcommand(
+      "score-heuristic",
+      "The feature heuristic's pick for each timed label's matrix, looked up in the label's "
+      "ranking of measured candidates: how often it is within --tolerance of the fastest, by "
+      "family and node order (no GPU needed)");
+  cmd->add_option("labels,--labels", a->labels, "SFT JSONL made on a GPU (with candidates)")
+      ->required();
+  cmd->add_option("-o,--output", a->output, "Also write the per-label report as JSON");
+  cmd->add_option("--tolerance", a->tolerance, "Within this fraction of the fastest counts")
+      ->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Matrices remade at once (0: one per core)")
+      ->capture_default_str();
+  cmd->callback([a] { run_score(*a); });
+}
+
 }  // namespace
 
 void add_dataset_command(CLI::App& app) {
@@ -187,6 +236,7 @@ void add_dataset_command(CLI::App& app) {
   dataset.require_subcommand(1);
   add_build(dataset);
   add_corpus(dataset);
+  add_score_heuristic(dataset);
 }
 
 }  // namespace sparserl::cli

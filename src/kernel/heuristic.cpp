@@ -40,28 +40,34 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
   return static_cast<double>(f.diagonal_count) * f.rows <= 2.0 * f.nnz + f.rows;
 }
 
-// SpMV rules, first match wins (revised from the H200 suite of docs/benchmarks.md, 2026-12-02):
+// SpMV rules, first match wins (revised from the H200 suite of docs/benchmarks.md, 2026-12-02, and
+// from the 211 timed labels of data/labels/, 2026-12-04: `sparserl dataset score-heuristic`):
 //  1. no nonzeros: csr_scalar (it only writes zeros);
 //  2. square blocks >= 80% full (FEM, block-structured): BSR with the largest such block, a
 //     thread per row when block rows hold few blocks, else a warp per block row (checked before
 //     DIA: on the FEM matrix BSR 4x4 ran 1.7x faster than DIA);
 //  3. DIA streams no more bytes than CSR (stencils, banded): DIA, a coalesced stream with no
 //     indices (best on every stencil and the banded matrix of the suite), unrolled by 8 with 2
-//     rows per thread from 500k rows (1.1-1.2x faster than unroll 4 on the large stencils, H200
-//     2026-12-03), unrolled by 4 below (the small stencil);
+//     rows per thread from 270,336 rows (the H200's resident threads), unrolled by 4 below;
 //  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
 //     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices), 1 step per warp
 //     below 1M nonzeros, 16 when some row passes long_tail_row and there are 4M nonzeros to
 //     spread (R-MAT: 1.12x faster than 4 steps in one run, 5% slower in another), else 4;
 //     but when the lengths are even apart from a few huge rows (Gini <= 0.6, a row past
-//     long_tail_row), HYB at the automatic width: the body as ELL (8 slots of 2 rows per
-//     thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs COO's 0.63x of
-//     cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row 1673, Gini
-//     0.36) was 5% faster with COO;
-//  5. ELL padding <= 1.2 (nearly even rows): ELL, a thread per row, coalesced;
+//     long_tail_row) and there are 1M rows or more, HYB at the automatic width: the body as ELL
+//     (8 slots of 2 rows per thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs
+//     COO's 0.63x of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row
+//     1673, Gini 0.36) was 5% faster with COO, and so were circuits of 113k-388k rows;
+//  5. ELL padding <= 1.2 (nearly even rows) and columns spread over the whole matrix: ELL, a
+//     thread per row, coalesced (when a row's columns lie near it, CSR's cached x wins);
 //  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
-//  7. short rows (mean < 3): csr_scalar; otherwise csr_vector with about two nonzeros per lane,
-//     blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200 2026-12-03).
+//  7. short rows (mean < 3), or rows up to 12 whose columns lie near them: csr_scalar;
+//     otherwise csr_vector with about two nonzeros per lane (four when the columns lie near the
+//     row), blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200
+//     2026-12-03).
+// Threads the H200 holds resident at once (132 SMs x 2048).
+constexpr int64_t resident_threads = 132 * 2048;
+
 expert_config pick_spmv(const matrix_features& f) {
   const sparse_op op = sparse_op::spmv;
   const double mean = f.row_length_mean;
@@ -75,14 +81,19 @@ expert_config pick_spmv(const matrix_features& f) {
                   {{"block", 256}, {"group", group}});
   }
   if (dia_moves_fewer_bytes(f)) {
-    const bool large = f.rows >= 500000;  // enough threads for two rows each
+    // Two rows per thread once one row per thread no longer fits the GPU's resident threads
+    // (H200: 132 SMs x 2048 = 270,336): on 78 timed labels of five families (2026-12-04) the
+    // crossover lay between 263,508 and 270,651 rows, 1.10-1.24x faster above, 2-13% slower below.
+    const bool large = f.rows >= resident_threads;
     return config("dia", op, format_kind::dia, {},
                   {{"block", 256}, {"unroll", large ? 8 : 4}, {"rows_per_thread", large ? 2 : 1}});
   }
   if (expert_detail::skewed_rows(f)) {
     const bool long_tail = f.row_length_max > expert_detail::long_tail_row;
-    // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails.
-    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5 && long_tail)
+    // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails, on
+    // large matrices (the 2M-row circuit); below 1M rows COO (10 timed circuit labels of
+    // 113k-388k rows: COO 4 steps within 0.995x of the fastest, HYB 0.45-0.71x).
+    if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5 && long_tail && f.rows >= 1000000)
       return config("hyb", op, format_kind::hyb, {{"width", 0}},
                     {{"block", 256}, {"steps", 16}, {"batch", 8}, {"rows_per_thread", 2}});
     // Steps per warp by size: small matrices need every warp they can get (small R-MAT, 0.5M
@@ -93,7 +104,12 @@ expert_config pick_spmv(const matrix_features& f) {
                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
-  if (f.ell_padding_ratio <= 1.2)
+  // ELL's thread per row reads x at columns scattered over the whole vector; when a row's
+  // columns lie near it (natural or bandwidth-reducing order) CSR reuses x in cache instead
+  // (timed labels, 2026-12-04: kNN graphs in random order ELL within 0.98x of the fastest, in
+  // natural and RCM order ELL 0.56-0.87x, CSR the fastest).
+  const bool local = f.bandwidth < std::max(f.rows, f.cols) / 4;
+  if (f.ell_padding_ratio <= 1.2 && !local)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});
   if (f.row_length_std > mean)
     return config(
@@ -103,10 +119,17 @@ expert_config pick_spmv(const matrix_features& f) {
           expert_detail::clamp64(static_cast<int64_t>(4096 / std::max(1.0, mean)), 8, 1024)},
          {"stream_cap", 4096},
          {"long_row", 1024}});
-  if (mean < 3)
+  // A thread per row for short rows, and for rows up to 12 whose columns lie near them, where
+  // neighbouring threads read neighbouring x (timed labels: 2D meshes in RCM order, 7 per row,
+  // csr_scalar the fastest on 14 of 14, csr_vector 0.87-0.95x of it).
+  if (mean < 3 || (local && mean <= 12))
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
+  // About two nonzeros per lane; four when the columns lie near the row (x comes from cache, so
+  // a lane keeps up with longer runs: kNN graphs in natural / RCM order, 13-32 per row, timed
+  // fastest at mean / 4 lanes or the CSR16 twin of it on 14 of 16 labels).
+  const double per_lane = local ? 4 : 2;
   const int64_t lanes = std::min<int64_t>(
-      32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 2))));
+      32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / per_lane))));
   return config("csr_vector", op, format_kind::csr, {}, {{"block", 128}, {"lanes", lanes}});
 }
 

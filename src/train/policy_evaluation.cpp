@@ -45,17 +45,24 @@ std::string speedup_cell(const std::optional<double>& v) {
   return buf;
 }
 
+expert_config heuristic_pick(const eval_matrix& task) {
+  return pick_heuristic(task.op, compute_features(*task.matrix), task.k);
+}
+
+void judge_heuristic(evaluator& judge, const eval_matrix& task, const expert_config& c,
+                     matrix_baselines& b) {
+  const eval_task et{task.op, task.matrix, task.k, task.name};
+  const verdict v = judge.evaluate_program(et, emit_program(c));
+  b.heuristic_config = c.describe();
+  b.heuristic_correct = v.correct;
+  b.heuristic_speedup = timed_speedup(v);
+}
+
 matrix_baselines judge_baselines(evaluator& judge, const eval_matrix& task,
                                  const policy_evaluation_options& o, bool timing) {
   matrix_baselines b;
   const eval_task et{task.op, task.matrix, task.k, task.name};
-  if (o.heuristic) {
-    const expert_config c = pick_heuristic(task.op, compute_features(*task.matrix), task.k);
-    const verdict v = judge.evaluate_program(et, emit_program(c));
-    b.heuristic_config = c.describe();
-    b.heuristic_correct = v.correct;
-    b.heuristic_speedup = timed_speedup(v);
-  }
+  if (o.heuristic) judge_heuristic(judge, task, heuristic_pick(task), b);
   if (o.tune && timing) {
     b.tuned = true;
     const tune_result t = autotune(judge, et, o.tune_threads);
@@ -116,6 +123,15 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
       m.baselines = earlier->second;
       m.baselines_reused = true;
       ++e.baselines_reused;
+      // The heuristic's column holds only while the heuristic still picks the same program (its
+      // rules change): otherwise that program is judged again, the tuned columns kept.
+      if (o.heuristic) {
+        const expert_config now = heuristic_pick(matrices[i]);
+        if (now.describe() != m.baselines.heuristic_config) {
+          judge_heuristic(judge, matrices[i], now, m.baselines);
+          m.heuristic_remeasured = true;
+        }
+      }
     } else {
       m.baselines = judge_baselines(judge, matrices[i], o, timing);
     }
@@ -208,6 +224,7 @@ nlohmann::json to_json(const policy_evaluation& e) {
          {"tuned_config", m.baselines.tuned_config},
          {"tuned", m.baselines.tuned},
          {"baselines_reused", m.baselines_reused},
+         {"heuristic_remeasured", m.heuristic_remeasured},
          {"sample_verdicts", samples}});
   }
   return j;

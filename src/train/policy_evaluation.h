@@ -58,6 +58,8 @@ struct matrix_evaluation {
   std::optional<double> greedy_speedup, best_of_k_speedup;
   matrix_baselines baselines;
   bool baselines_reused = false;  // taken from policy_evaluation_options::baselines
+  // ... but the heuristic now picks another program than the earlier file names: judged again.
+  bool heuristic_remeasured = false;
 };
 
 struct policy_evaluation {

@@ -1,8 +1,11 @@
 // Drives `sparserl dataset build | corpus` through the real binary, on the CPU emulator.
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <vector>
 
 #include "cli/cli_testing.h"
+#include "sparse/gzip_file.h"
 #include "sparse/matrix_market.h"
 
 namespace sparserl {
@@ -125,6 +128,48 @@ TEST_F(DatasetCli, CorpusIsCappedAndDeterministic) {
   }
   EXPECT_LE(bytes, 200000u);
   EXPECT_GT(bytes, 150000u);
+}
+
+// score-heuristic on the committed H200 labels (the smaller ones, to keep to seconds): a table by
+// family and order, and the JSON.
+TEST_F(DatasetCli, ScoreHeuristicRanksThePickInTheCommittedLabels) {
+  const std::string all = read_file_decompressed(
+      std::string(SPARSERL_SOURCE_DIR) + "/data/labels/spmv-h200.jsonl.gz", size_t{1} << 30);
+  std::istringstream lines(all);
+  std::ofstream small(path("small.jsonl"));
+  size_t kept = 0;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && nlohmann::json::parse(line).value("nnz", int64_t{0}) <= 800000) {
+      small << line << "\n";
+      ++kept;
+    }
+  small.close();
+  ASSERT_GE(kept, 10u);
+  const run_result r =
+      run("dataset score-heuristic " + path("small.jsonl") + " -o " + path("score.json"));
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("| stencil3d | natural |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| **all** |"), std::string::npos) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(testing::slurp(path("score.json")));
+  ASSERT_EQ(j["labels"].size(), kept);
+  int64_t found = 0;
+  for (const auto& l : j["labels"]) {
+    found += !l["ratio"].is_null();
+    if (!l["ratio"].is_null()) {
+      EXPECT_GT(l["ratio"].get<double>(), 0.0);
+      EXPECT_LE(l["ratio"].get<double>(), 1.0);
+      EXPECT_GE(l["rank"].get<int>(), 1);
+    }
+  }
+  EXPECT_EQ(j["summary"]["found"].get<int64_t>(), found);
+  // A CPU label file has no timed candidates: one line, nothing written.
+  ASSERT_EQ(run("dataset build --generate 2 --max-rows 64 --device cpu --no-progress -o " +
+                path("cpu.jsonl"))
+                .code,
+            0);
+  expect_one_line_error("dataset score-heuristic " + path("cpu.jsonl") + " -o " + path("no.json"),
+                        "no label with timed candidates");
+  EXPECT_FALSE(fs::exists(path("no.json")));
 }
 
 TEST_F(DatasetCli, BadArgumentsAreOneLineErrors) {

@@ -93,6 +93,35 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
   const std::string csv = testing::slurp(path("bench.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);  // header + 2 rows
   expect_one_line_error("bench --suite tiny --only nosuch --device cpu -o " + path(""), "nosuch");
+
+  // --rescore: today's pick looked up in an earlier run's ranking (given times here: candidate i
+  // took 1 + i ms), against that run's own pick (renamed, so it is not found).
+  nlohmann::json earlier = doc;
+  std::vector<std::string> expected;
+  for (auto& m : earlier["matrices"]) {
+    int i = 0, pick_at = -1;
+    for (auto& c : m["ranked"]) {
+      c["ms"] = 1.0 + i;
+      if (c["program"] == m["heuristic"]) pick_at = i;
+      ++i;
+    }
+    ASSERT_GE(pick_at, 0) << m["heuristic"];
+    char cell[32];
+    std::snprintf(cell, sizeof cell, "| %.3fx | not timed |", 1.0 / (1.0 + pick_at));
+    expected.push_back("| " + m["matrix"].get<std::string>() + " | an older pick | " +
+                       m["heuristic"].get<std::string>() + " " + cell);
+    m["heuristic"] = "an older pick";
+  }
+  {
+    std::ofstream f(path("earlier.json"));
+    f << earlier.dump();
+  }
+  const run_result re =
+      run("bench --suite tiny --only lp,small_rmat --rescore " + path("earlier.json"));
+  ASSERT_EQ(re.code, 0) << re.out << re.err;
+  for (const std::string& line : expected)
+    EXPECT_NE(re.out.find(line), std::string::npos) << re.out;
+  expect_one_line_error("bench --suite tiny --rescore " + path("bench.csv"), "not JSON");
 }
 
 TEST_F(EvalCli, RealisticSuiteRunsShrunkOnTheCpu) {

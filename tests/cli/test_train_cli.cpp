@@ -335,12 +335,17 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
   }
 
   // --baselines: a.mtx's columns come from the earlier file (edited, so reuse shows), b.mtx is
-  // not in it and is judged again.
+  // not in it and is judged again; c.mtx's heuristic program is not the one the heuristic picks
+  // today, so that column alone is judged again.
   nlohmann::json earlier = j;
   nlohmann::json kept = nlohmann::json::array();
   for (nlohmann::json m : earlier["matrices"]) {
     if (m["matrix"] == "b.mtx") continue;
-    if (m["matrix"] == "a.mtx") m["heuristic_config"] = "from the earlier file";
+    if (m["matrix"] == "a.mtx") m["speedup_tuned"] = 1.5;
+    if (m["matrix"] == "c.mtx") {
+      m["heuristic_config"] = "an older heuristic's pick";
+      m["speedup_tuned"] = 1.25;
+    }
     kept.push_back(m);
   }
   earlier["matrices"] = kept;
@@ -349,17 +354,23 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
     f << earlier.dump();
   }
   const run_result files =
-      run(common + "--matrices " + path("mats/b.mtx") + " " + path("mats/a.mtx") + " --baselines " +
-          path("earlier.json") + " -o " + path("ev2"));
+      run(common + "--matrices " + path("mats/b.mtx") + " " + path("mats/a.mtx") + " " +
+          path("mats/c.mtx") + " --baselines " + path("earlier.json") + " -o " + path("ev2"));
   ASSERT_EQ(files.code, 0) << files.err;
   const nlohmann::json two = nlohmann::json::parse(slurp(dir_ / "ev2/evaluate_policy.json"));
-  ASSERT_EQ(two.at("matrices").size(), 2u);
+  ASSERT_EQ(two.at("matrices").size(), 3u);
   EXPECT_EQ(two["matrices"][0]["matrix"], "b.mtx");
   EXPECT_FALSE(two["matrices"][0]["baselines_reused"].get<bool>());
   EXPECT_EQ(two["matrices"][0]["heuristic_config"], j["matrices"][1]["heuristic_config"]);
   EXPECT_TRUE(two["matrices"][1]["baselines_reused"].get<bool>());
-  EXPECT_EQ(two["matrices"][1]["heuristic_config"], "from the earlier file");
-  EXPECT_EQ(two["summary"]["baselines_reused"].get<int>(), 1);
+  EXPECT_FALSE(two["matrices"][1]["heuristic_remeasured"].get<bool>());
+  EXPECT_EQ(two["matrices"][1]["speedup_tuned"], 1.5);
+  EXPECT_EQ(two["matrices"][2]["matrix"], "c.mtx");
+  EXPECT_TRUE(two["matrices"][2]["baselines_reused"].get<bool>());
+  EXPECT_TRUE(two["matrices"][2]["heuristic_remeasured"].get<bool>());
+  EXPECT_EQ(two["matrices"][2]["heuristic_config"], j["matrices"][2]["heuristic_config"]);
+  EXPECT_EQ(two["matrices"][2]["speedup_tuned"], 1.25);
+  EXPECT_EQ(two["summary"]["baselines_reused"].get<int>(), 2);
   // The training commands' spellings work too (--model-path, --output-dir).
   const run_result spelled = run("evaluate-policy --model-path " + path("sft/final") +
                                  " --samples 1 --max-new-tokens 8 --device cpu --matrices " +

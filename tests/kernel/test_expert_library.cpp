@@ -253,7 +253,12 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   body[7] = body[1501] = 2500;  // ~1700 distinct columns of 6000
   EXPECT_EQ(pick(testing::from_lengths(6000, body, 5)).name, "coo");
   body[7] = body[1501] = 6000;  // every column
-  const expert_config hyb = pick(testing::from_lengths(6000, body, 5));
+  // ... on a matrix of 1M rows or more (the rule reads the features: scaled here); below, COO
+  // (timed circuit labels of 113k-388k rows: COO within 0.995x of the fastest, HYB 0.45-0.71x).
+  matrix_features body_features = compute_features(testing::from_lengths(6000, body, 5));
+  EXPECT_EQ(pick_heuristic(sparse_op::spmv, body_features, 1).name, "coo");
+  body_features.rows = 2000000;
+  const expert_config hyb = pick_heuristic(sparse_op::spmv, body_features, 1);
   EXPECT_EQ(hyb.name, "hyb");
   EXPECT_EQ(hyb.format_params.at("width"), 0);
   EXPECT_EQ(hyb.params.at("steps"), 16);
@@ -277,6 +282,28 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   EXPECT_EQ(pick(testing::from_lengths(3000, uneven, 9), sparse_op::spmm).name, "csr_merge");
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
+  // Even rows whose columns lie near the row (a kNN graph in natural or RCM order): CSR, which
+  // reuses x in cache; in random order ELL.
+  generator_spec knn = default_spec("knn");
+  knn.rows = 4000;
+  for (const char* order : {"natural", "rcm", "random"}) {
+    knn.order = order;
+    const matrix_features kf = compute_features(generate_matrix(knn));
+    ASSERT_LE(kf.ell_padding_ratio, 1.2) << order;
+    const std::string name = pick_heuristic(sparse_op::spmv, kf, 1).name;
+    if (std::string(order) == "random")
+      EXPECT_EQ(name, "ell");
+    else
+      EXPECT_TRUE(name == "csr_scalar" || name == "csr_vector") << order << ": " << name;
+  }
+  // DIA: two rows per thread once the rows pass the H200's resident threads (270,336).
+  matrix_features stencil = compute_features(testing::generated("stencil2d", 900));
+  stencil.rows = stencil.cols = 262144;
+  stencil.nnz = 5 * stencil.rows;
+  EXPECT_EQ(pick_heuristic(sparse_op::spmv, stencil, 1).params.at("rows_per_thread"), 1);
+  stencil.rows = stencil.cols = 280000;
+  stencil.nnz = 5 * stencil.rows;
+  EXPECT_EQ(pick_heuristic(sparse_op::spmv, stencil, 1).params.at("rows_per_thread"), 2);
   for (size_t r = 0; r < even.size(); ++r) even[r] = 32 + static_cast<int32_t>(r % 64);
   // Medium uneven rows: csr_vector (CSR16's csr16_vector is offered to the tuner, not picked
   // until timed).
