@@ -46,7 +46,9 @@ csr make_matrix(int rows, int cols, lcg& random) {
   a.cols = cols;
   for (int r = 0; r < rows; ++r) {
     std::set<int> columns;
-    const int length = r % 7 == 3 ? 0 : r == 5 ? cols / 2 : 1 + static_cast<int>(random.next() % 24);
+    const int length = r % 7 == 3 ? 0
+                       : r == 5   ? cols / 2
+                                  : 1 + static_cast<int>(random.next() % 24);
     const int centre = static_cast<int>(static_cast<long long>(r) * cols / rows);
     while (static_cast<int>(columns.size()) < length) {
       const bool far = random.next() % 8 == 0;
