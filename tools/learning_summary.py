@@ -3,8 +3,10 @@
 the greedy compile and correct rates and geomean speed-ups (greedy, best of K) over cuSPARSE on the
 held-out matrices, beside the heuristic's and the tuned best's on the same matrices; the mean and
 the spread (max - min, and the sample standard deviation) over the seeds; PPO's gain over SFT per
-seed; the PPO reward per step. Writes OUT/learning.json, OUT/learning.md and (with matplotlib)
-OUT/learning.png.
+seed; the PPO reward per step; per group of held-out matrices (the name without its trailing
+"-N.mtx", e.g. road-rcm: family and node order), the geomean over seeds and sizes of each policy's
+greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses.
+Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT   (OUT: gpu-learn.sh's output folder, seed-N/ in it)
 """
@@ -57,6 +59,36 @@ def seeds_in(out):
     return sorted(found)
 
 
+def group_of(matrix):
+    """road-rcm-2.mtx -> road-rcm: the held-out matrices of one family and node order."""
+    stem = matrix[:-4] if matrix.endswith(".mtx") else matrix
+    head, _, tail = stem.rpartition("-")
+    return head if head and tail.isdigit() else stem
+
+
+def geomean(values):
+    return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
+
+
+def by_group(out):
+    """Per group: each policy's greedy speed-up (1.0 where no correct program, as in the
+    evaluation's geomean), the heuristic's and the tuned best's, over every seed and size."""
+    logs = {}
+    for seed in seeds_in(out):
+        for pol in POLICIES:
+            doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
+            for m in (doc or {}).get("matrices", []):
+                g = logs.setdefault(group_of(m["matrix"]), {})
+                g.setdefault(pol, []).append(m.get("speedup_greedy") or 1.0)
+                for key, name in (("speedup_heuristic", "heuristic"), ("speedup_tuned", "tuned")):
+                    if m.get(key):
+                        g.setdefault(name, {})[m["matrix"]] = m[key]  # once per matrix
+    return {name: {"sft": geomean(g.get("sft", [])), "ppo": geomean(g.get("ppo", [])),
+                   "heuristic": geomean(list(g.get("heuristic", {}).values())),
+                   "tuned": geomean(list(g.get("tuned", {}).values()))}
+            for name, g in sorted(logs.items())}
+
+
 def summarise(out):
     per_seed = {}
     for seed in seeds_in(out):
@@ -100,7 +132,8 @@ def summarise(out):
             verdicts[f"{pol}_greedy_over_heuristic"] = g / h
         if g and t:
             verdicts[f"{pol}_greedy_over_tuned"] = g / t
-    return {"seeds": per_seed, "over_seeds": over_seeds, "checks": verdicts}
+    return {"seeds": per_seed, "over_seeds": over_seeds, "checks": verdicts,
+            "groups": by_group(out)}
 
 
 def cell(v, pct=False):
@@ -129,6 +162,13 @@ def markdown(doc):
                          f"{cell(s['mean'], pct)} (range {cell(s['range'], pct)})")
         lines.append(f"| mean | {pol.upper()} | | " + " | ".join(cells) + " |")
     lines.append("")
+    if doc.get("groups"):
+        lines += ["| held-out group | SFT greedy | PPO greedy | heuristic | tuned best |",
+                  "|---|---|---|---|---|"]
+        for name, g in doc["groups"].items():
+            lines.append(f"| {name} | {cell(g['sft'])} | {cell(g['ppo'])} | {cell(g['heuristic'])} | "
+                         f"{cell(g['tuned'])} |")
+        lines.append("")
     for key, value in doc["checks"].items():
         lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) and not isinstance(value, bool)
                      else f"- {key}: {value}")

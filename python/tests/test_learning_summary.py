@@ -1,0 +1,55 @@
+"""tools/learning_summary.py over a gpu-learn.sh output folder made here: the per-seed table, the
+mean and range over seeds, PPO's gain against the range, and the per-group geomeans."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "learning_summary.py")
+
+
+def write_eval(folder, speedups, heuristic, tuned):
+    os.makedirs(folder)
+    matrices = [{"matrix": name, "speedup_greedy": s, "speedup_heuristic": heuristic[name],
+                 "speedup_tuned": tuned[name]} for name, s in speedups.items()]
+    logs = [math.log(s or 1.0) for s in speedups.values()]
+    summary = {"matrices": len(matrices), "greedy_compile_rate": 1.0, "greedy_correct_rate": 1.0,
+               "geomean_speedup_greedy": math.exp(sum(logs) / len(logs)),
+               "geomean_speedup_best_of_k": None, "geomean_speedup_heuristic": None,
+               "geomean_speedup_tuned": None, "correct_rate": 1.0}
+    with open(os.path.join(folder, "evaluate_policy.json"), "w") as f:
+        json.dump({"summary": summary, "matrices": matrices}, f)
+
+
+def test_groups_seeds_and_ppo_gain(tmp_path):
+    heuristic = {"road-rcm-0.mtx": 1.3, "road-rcm-1.mtx": 1.2, "mesh3d-natural-0.mtx": 1.1}
+    tuned = {"road-rcm-0.mtx": 1.4, "road-rcm-1.mtx": 1.4, "mesh3d-natural-0.mtx": 1.2}
+    runs = {1: ({"road-rcm-0.mtx": 0.8, "road-rcm-1.mtx": None, "mesh3d-natural-0.mtx": 1.0},
+                {"road-rcm-0.mtx": 1.2, "road-rcm-1.mtx": 1.25, "mesh3d-natural-0.mtx": 1.0}),
+            2: ({"road-rcm-0.mtx": 1.0, "road-rcm-1.mtx": 1.0, "mesh3d-natural-0.mtx": 1.1},
+                {"road-rcm-0.mtx": 1.3, "road-rcm-1.mtx": 1.3, "mesh3d-natural-0.mtx": 1.1})}
+    for seed, (sft, ppo) in runs.items():
+        write_eval(str(tmp_path / f"seed-{seed}" / "eval-sft"), sft, heuristic, tuned)
+        write_eval(str(tmp_path / f"seed-{seed}" / "eval-ppo"), ppo, heuristic, tuned)
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    road = doc["groups"]["road-rcm"]
+    # SFT: 0.8, 1.0 (no program counts 1.0), 1.0, 1.0 over both seeds and both sizes.
+    assert math.isclose(road["sft"], 0.8 ** 0.25)
+    assert math.isclose(road["ppo"], (1.2 * 1.25 * 1.3 * 1.3) ** 0.25)
+    assert math.isclose(road["heuristic"], (1.3 * 1.2) ** 0.5)
+    assert math.isclose(road["tuned"], 1.4)
+    assert math.isclose(doc["groups"]["mesh3d-natural"]["sft"], 1.1 ** 0.5)
+    assert "| road-rcm | 0.946x |" in (tmp_path / "learning.md").read_text()
+    # PPO's mean greedy geomean minus SFT's, against the larger range over the seeds.
+    gain = doc["checks"]["ppo_gain_greedy"]
+    sft = [doc["seeds"][s]["sft"]["geomean_speedup_greedy"] for s in ("1", "2")]
+    ppo = [doc["seeds"][s]["ppo"]["geomean_speedup_greedy"] for s in ("1", "2")]
+    assert math.isclose(gain, sum(ppo) / 2 - sum(sft) / 2)
+    assert doc["checks"]["ppo_above_sft_beyond_spread"] == (
+        gain > max(max(sft) - min(sft), max(ppo) - min(ppo)))
