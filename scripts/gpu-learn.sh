@@ -50,6 +50,7 @@ GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 PPO_MATRICES=${PPO_MATRICES:-12}     # PPO's matrices, all of them in every step (x GROUP rollouts)
 PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 PPO_LR=${PPO_LR:-2e-5}               # measured 2026-12-04: drifts off SFT (docs/benchmarks.md)
+PPO_MINIBATCH=${PPO_MINIBATCH:-16}   # rollouts per update; >= PPO_MATRICES x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
 SFT_BATCH=${SFT_BATCH:-16}
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
@@ -241,7 +242,7 @@ for seed in $seeds; do
   ((PPO_STEPS > 0)) && stage "seed-$seed/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
     --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
     --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
-    --samples-per-task "$GROUP" --advantage rloo --batch-size "$ppo_count" --mini-batch 16 \
+    --samples-per-task "$GROUP" --advantage rloo --batch-size "$ppo_count" --mini-batch "$PPO_MINIBATCH" \
     --temperature "$PPO_TEMPERATURE" \
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     --no-progress -o "$run/ppo"
