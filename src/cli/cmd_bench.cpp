@@ -18,6 +18,7 @@
 #include "sparse/features.h"
 #include "sparse/generators.h"
 #include "sparse/gzip_file.h"
+#include "train/heuristic_score.h"
 
 namespace sparserl::cli {
 
@@ -296,28 +297,30 @@ void run_rescore(const bench_args& a, const std::vector<suite_matrix>& matrices,
         std::find_if(earlier["matrices"].begin(), earlier["matrices"].end(),
                      [&](const nlohmann::json& r) { return r.value("matrix", "") == m.name; });
     if (row == earlier["matrices"].end()) continue;
-    const csr_matrix matrix = generate_matrix(m.spec);
-    const std::string pick = pick_heuristic(op, compute_features(matrix), a.k).describe();
-    std::optional<double> pick_ms, best_ms, then_ms;
-    for (const nlohmann::json& c : (*row)["ranked"]) {
-      if (!c.value("correct", false) || !c["ms"].is_number()) continue;
-      const double ms = c["ms"].get<double>();
-      if (!best_ms || ms < *best_ms) best_ms = ms;
-      if (c.value("program", "") == pick) pick_ms = ms;
-      if (c.value("program", "") == row->value("heuristic", "")) then_ms = ms;
-    }
-    auto cell = [&](const std::optional<double>& ms, std::vector<double>& all) {
-      if (!ms || !best_ms) return std::string("not timed");
-      all.push_back(*best_ms / *ms);
+    // The earlier run's ranking, then today's pick and that run's own looked up in it.
+    std::vector<train::sft_candidate> ranked;
+    for (const nlohmann::json& c : (*row)["ranked"])
+      if (c.value("correct", false) && c["ms"].is_number())
+        ranked.push_back({c.value("program", ""), c["ms"].get<double>(), std::nullopt, true});
+    train::heuristic_rank now, then;
+    now.heuristic_config =
+        pick_heuristic(op, compute_features(generate_matrix(m.spec)), a.k).describe();
+    then.heuristic_config = row->value("heuristic", "");
+    auto cell = [&](train::heuristic_rank& r, std::vector<double>& all) {
+      if (ranked.empty()) return std::string("not timed");
+      train::rank_pick(ranked, r);
+      if (!r.ratio) return std::string("not timed");
+      all.push_back(*r.ratio);
       char buf[32];
-      std::snprintf(buf, sizeof buf, "%.3fx", *best_ms / *ms);
+      std::snprintf(buf, sizeof buf, "%.3fx", *r.ratio);
       return std::string(buf);
     };
-    const std::string now_cell = cell(pick_ms, now_ratio);
-    const std::string then_cell = cell(then_ms, then_ratio);
-    std::printf("| %s | %s | %s | %s | %s |\n", m.name.c_str(), row->value("heuristic", "").c_str(),
-                pick == row->value("heuristic", "") ? "same" : pick.c_str(), now_cell.c_str(),
-                then_cell.c_str());
+    const std::string now_cell = cell(now, now_ratio);
+    const std::string then_cell = cell(then, then_ratio);
+    std::printf(
+        "| %s | %s | %s | %s | %s |\n", m.name.c_str(), then.heuristic_config.c_str(),
+        now.heuristic_config == then.heuristic_config ? "same" : now.heuristic_config.c_str(),
+        now_cell.c_str(), then_cell.c_str());
     std::fflush(stdout);
   }
   std::printf("geomean fastest / pick: now %.3fx over %zu, earlier %.3fx over %zu\n",
@@ -326,12 +329,9 @@ void run_rescore(const bench_args& a, const std::vector<suite_matrix>& matrices,
 
 void run_bench(const bench_args& a) {
   if (!parse_op(a.op)) throw error("--op " + a.op + ": expected spmv or spmm");
-  if (!a.rescore.empty()) {
-    run_rescore(a, select(suite(a.suite, *parse_op(a.op), a.scale), a.only), *parse_op(a.op));
-    return;
-  }
   const std::vector<suite_matrix> matrices =
       select(suite(a.suite, *parse_op(a.op), a.scale), a.only);
+  if (!a.rescore.empty()) return run_rescore(a, matrices, *parse_op(a.op));
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
   double peak = 0;
   if (auto* gpu = dynamic_cast<gpu_runner*>(runner.get())) {

@@ -5,7 +5,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <thread>
 
 #include "cli/commands.h"
 #include "cli/runner_choice.h"
@@ -15,6 +14,7 @@
 #include "train/data_split.h"
 #include "train/dataset_build.h"
 #include "train/heuristic_score.h"
+#include "train/parallel_for.h"
 
 namespace sparserl::cli {
 
@@ -54,7 +54,7 @@ void run_build(build_args& a) {
   o.label = parse_labeller(a.label);
   o.verify = !a.no_verify;
   o.progress = !a.no_progress;
-  o.threads = a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  o.threads = a.threads > 0 ? a.threads : train::hardware_threads();
   // --extend: the earlier labels are kept as they are, and their matrices are not labelled again.
   std::vector<train::sft_sample> earlier;
   if (!a.extend.empty()) {
@@ -192,8 +192,7 @@ struct score_args {
 void run_score(const score_args& a) {
   if (a.tolerance < 0) throw error("--tolerance must be >= 0");
   const std::vector<train::sft_sample> labels = train::read_sft_jsonl(a.labels);
-  const int threads =
-      a.threads > 0 ? a.threads : static_cast<int>(std::thread::hardware_concurrency());
+  const int threads = a.threads > 0 ? a.threads : train::hardware_threads();
   const train::heuristic_score s = train::score_heuristic(labels, threads);
   if (s.labels.empty())
     throw error("dataset score-heuristic: " + a.labels +

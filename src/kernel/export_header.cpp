@@ -172,34 +172,30 @@ std::string undefines(const std::string& defines) {
   return out;
 }
 
-const char* host_type(arg_kind kind) {
+// The C++ element type of a format slot (its scalar's type for i32).
+const char* element_type(arg_kind kind) {
   switch (kind) {
     case arg_kind::i32:
-      return "int";
     case arg_kind::i32_array:
-      return "std::vector<int>";
+      return "int";
     case arg_kind::f32_array:
-      return "std::vector<float>";
+      return "float";
     case arg_kind::u16_array:
-      return "std::vector<unsigned short>";
+      return "unsigned short";
     default:
       throw error("export: a format slot of an unexpected kind");
   }
 }
 
-const char* device_type(arg_kind kind) {
-  switch (kind) {
-    case arg_kind::i32:
-      return "int";
-    case arg_kind::i32_array:
-      return "detail::device_array<int>";
-    case arg_kind::f32_array:
-      return "detail::device_array<float>";
-    case arg_kind::u16_array:
-      return "detail::device_array<unsigned short>";
-    default:
-      throw error("export: a format slot of an unexpected kind");
-  }
+// How the conversion holds a slot on the host, and how the kernel object holds it on the device.
+std::string host_type(arg_kind kind) {
+  const std::string e = element_type(kind);
+  return kind == arg_kind::i32 ? e : "std::vector<" + e + ">";
+}
+
+std::string device_type(arg_kind kind) {
+  const std::string e = element_type(kind);
+  return kind == arg_kind::i32 ? e : "detail::device_array<" + e + ">";
 }
 
 // struct format_arrays and convert_from_csr(): the format's own host conversion.
@@ -208,7 +204,7 @@ std::string conversion_code(const kernel_program& program, const format_info& fo
                     ", host side: one member per argument of the entry points.\n"
                     "struct format_arrays {\n";
   for (const format_slot& s : format.slots)
-    out += "  " + std::string(host_type(s.kind)) + " " + s.name + "{};\n";
+    out += "  " + host_type(s.kind) + " " + s.name + "{};\n";
   out +=
       "  long long work_rows = 0, work_nnz = 0;  // what rows_per_block / nnz_per_block divide\n";
   out += "};\n\ninline format_arrays convert_from_csr(const csr_host& a) {\n";
@@ -276,7 +272,7 @@ std::string class_code(const kernel_program& program, sparse_op op, const format
   for (const format_slot& s : format.slots)
     out += std::string("    ") + s.name + "_ = " +
            (s.kind == arg_kind::i32 ? std::string("f.") + s.name
-                                    : std::string(device_type(s.kind)) + "(f." + s.name + ")") +
+                                    : device_type(s.kind) + "(f." + s.name + ")") +
            ";\n";
   // Above 48 KiB of dynamic shared memory a kernel must opt in (the harness does the same).
   const std::vector<entry_point> entries = entry_points(op, program.format);
@@ -324,7 +320,7 @@ std::string class_code(const kernel_program& program, sparse_op op, const format
   out += "  long long work_rows_ = 0, work_nnz_ = 0;\n";
   out += "  // The format's arguments, in the entry points' order.\n";
   for (const format_slot& s : format.slots)
-    out += "  " + std::string(device_type(s.kind)) + " " + s.name + "_" +
+    out += "  " + device_type(s.kind) + " " + s.name + "_" +
            (s.kind == arg_kind::i32 ? " = 0" : "") + ";\n";
   out += "};\n";
   return out;

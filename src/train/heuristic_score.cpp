@@ -29,23 +29,9 @@ heuristic_rank rank_of(const sft_sample& s) {
     r.order = s.generator->order;
   }
   r.nnz = s.nnz();
-  const csr_matrix m = to_matrix(s);
-  r.features = compute_features(m);
+  r.features = compute_features(to_matrix(s));
   r.heuristic_config = pick_heuristic(s.op, r.features, s.k).describe();
-  std::vector<std::pair<double, std::string>> timed;
-  for (const sft_candidate& c : s.candidates)
-    if (c.correct && c.time_ms) timed.emplace_back(*c.time_ms, c.program);
-  std::sort(timed.begin(), timed.end());
-  r.timed = static_cast<int>(timed.size());
-  r.best_config = timed.front().second;
-  r.best_ms = timed.front().first;
-  for (size_t i = 0; i < timed.size(); ++i) {
-    if (timed[i].second != r.heuristic_config) continue;
-    r.heuristic_ms = timed[i].first;
-    r.ratio = *r.best_ms / timed[i].first;
-    r.rank = static_cast<int>(i) + 1;
-    break;
-  }
+  rank_pick(s.candidates, r);
   return r;
 }
 
@@ -57,12 +43,13 @@ nlohmann::json summary_json(const heuristic_summary& s) {
 }
 
 std::string summary_cells(const heuristic_summary& s) {
+  char ratio[32] = "-";
+  if (s.geomean_ratio) std::snprintf(ratio, sizeof ratio, "%.3fx", *s.geomean_ratio);
   char buf[160];
   std::snprintf(
       buf, sizeof buf, "%lld | %lld | %lld (%.0f%%) | %s", static_cast<long long>(s.labels),
       static_cast<long long>(s.found), static_cast<long long>(s.within),
-      s.found ? 100.0 * static_cast<double>(s.within) / static_cast<double>(s.found) : 0.0,
-      s.geomean_ratio ? (std::to_string(*s.geomean_ratio).substr(0, 5) + "x").c_str() : "-");
+      s.found ? 100.0 * static_cast<double>(s.within) / static_cast<double>(s.found) : 0.0, ratio);
   return buf;
 }
 
@@ -74,6 +61,26 @@ std::map<std::pair<std::string, std::string>, std::vector<heuristic_rank>> by_gr
 }
 
 }  // namespace
+
+void rank_pick(const std::vector<sft_candidate>& candidates, heuristic_rank& r) {
+  std::vector<std::pair<double, std::string>> timed;
+  for (const sft_candidate& c : candidates)
+    if (c.correct && c.time_ms) timed.emplace_back(*c.time_ms, c.program);
+  std::sort(timed.begin(), timed.end());
+  r.timed = static_cast<int>(timed.size());
+  r.best_config = timed.front().second;
+  r.best_ms = timed.front().first;
+  r.heuristic_ms.reset();
+  r.ratio.reset();
+  r.rank = 0;
+  for (size_t i = 0; i < timed.size(); ++i) {
+    if (timed[i].second != r.heuristic_config) continue;
+    r.heuristic_ms = timed[i].first;
+    r.ratio = *r.best_ms / timed[i].first;
+    r.rank = static_cast<int>(i) + 1;
+    break;
+  }
+}
 
 heuristic_score score_heuristic(const std::vector<sft_sample>& labels, int threads) {
   std::vector<const sft_sample*> timed;

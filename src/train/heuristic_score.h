@@ -33,6 +33,10 @@ struct heuristic_score {
   int64_t skipped = 0;                 // labels without timed candidates (CPU labels)
 };
 
+// Fills r's best_config, best_ms, heuristic_ms, ratio, rank and timed: where r.heuristic_config
+// stands among `candidates`' timed correct ones. `candidates` has at least one of those.
+void rank_pick(const std::vector<sft_candidate>& candidates, heuristic_rank& r);
+
 // Remakes each label's matrix (train/sft_data.h, to_matrix), on `threads` threads.
 heuristic_score score_heuristic(const std::vector<sft_sample>& labels, int threads);
 
