@@ -61,3 +61,7 @@ if [[ ${LOAD_TEST:-0} == 1 ]]; then
     --requests 2000 --time-limit 30 >"$out/load-test-gpu.txt" 2>&1
   say "load test rc=$? $(tail -3 "$out/load-test-gpu.txt" | tr '\n' ' ')"
 fi
+
+# The device tool brings back 8 files at most: the suites' bench.json / csv / log / png in one.
+tar czf /tmp/bench-results.tgz -C "$out" --exclude=bench-results.tgz . &&
+  mv /tmp/bench-results.tgz "$out/" && say "everything in $out/bench-results.tgz"

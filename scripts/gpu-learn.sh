@@ -10,14 +10,20 @@
 #     kept), in chunks that each extend $LABELS, until LABEL_SECONDS are spent;
 #  1. held-out matrices: HELDOUT_FAMILIES x node orders x sizes, >= MIN_NNZ nonzeros each, the same
 #     for every seed (their own generator seed);
-#  2. per seed: pre-training on the CUDA corpus, SFT on the labels, PPO (G samples per matrix,
-#     leave-one-out baseline) on the labels' training-split matrices of >= MIN_NNZ nonzeros;
+#  1b. SFT data: the timed labels plus HEURISTIC_LABELS more matrices of the same training families
+#     labelled by the feature heuristic (`dataset build --label heuristic`, seconds on the CPU): the
+#     timed labels alone are memorised (SFT train loss 0.0008 on 190 samples); the heuristic's picks
+#     spread the data over many more matrices. PPO's matrices come from these (PPO_FROM=heuristic):
+#     matrices whose label is not the timed best, where sampling can find a faster program;
+#  2. per seed: pre-training on the CUDA corpus, SFT on that data, PPO (G samples per matrix,
+#     leave-one-out baseline) on training-split matrices of >= MIN_NNZ nonzeros;
 #  3. per seed: `evaluate-policy` of the SFT and the PPO policy on the held-out matrices (and on
 #     every .mtx in EVAL_MATRICES). The heuristic's and the tuned best's columns are measured once,
 #     by the first evaluation, and reused by content (`--baselines`) for the others;
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
-# Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only), WORK (everything the run makes; default
+# Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
+# HEURISTIC_LABELS / SFT_DATA / PPO_FROM (step 1b), WORK (everything the run makes; default
 # /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS (default the committed
 # data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE (gpu; cpu runs the same
 # steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and the sizes below.
@@ -45,24 +51,27 @@ MODEL_ARGS=${MODEL_ARGS:---init-hidden 512 --init-layers 8 --init-heads 8 --init
 MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
-PPO_STEPS=${PPO_STEPS:-12}
+HEURISTIC_LABELS=${HEURISTIC_LABELS:-480}  # SFT samples labelled by the heuristic (0: timed only)
+PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, or "timed"
+PPO_STEPS=${PPO_STEPS:-14}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 PPO_MATRICES=${PPO_MATRICES:-12}     # PPO's matrices, all of them in every step (x GROUP rollouts)
 PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
-PPO_LR=${PPO_LR:-2e-5}               # measured 2026-12-04: drifts off SFT (docs/benchmarks.md)
-PPO_MINIBATCH=${PPO_MINIBATCH:-16}   # rollouts per update; >= PPO_MATRICES x GROUP: one update a step
+PPO_LR=${PPO_LR:-5e-6}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
+PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_MATRICES x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
 SFT_BATCH=${SFT_BATCH:-16}
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
 WORKERS=${WORKERS:-8}
 # Stage limits in seconds: a stage over its limit is stopped and the run goes on without it.
-LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-90} LIMIT_PPO=${LIMIT_PPO:-150}
+LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-100} LIMIT_PPO=${LIMIT_PPO:-150}
 LIMIT_EVAL=${LIMIT_EVAL:-100}
 LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes every held-out matrix
 if [[ $SMALL == 1 ]]; then  # a smoke test of every step (CPU): tiny sizes, nothing learnt
   MIN_NNZ=0 HELDOUT_SIZES=1 LABEL_MIN_ROWS=200 LABEL_MAX_ROWS=400 LABEL_CHUNK=4
   MODEL_ARGS="--init-hidden 64 --init-layers 2 --init-heads 2 --init-kv-heads 1 --init-intermediate 128"
   PRETRAIN_STEPS=2 SFT_STEPS=2 PPO_STEPS=1 GROUP=2 PPO_MATRICES=2 EVAL_SAMPLES=2 WORKERS=1
+  HEURISTIC_LABELS=$((HEURISTIC_LABELS > 0 ? 8 : 0)) PPO_MINIBATCH=4
   SFT_BATCH=2 MAX_NEW_TOKENS=32 LIMIT_PRETRAIN=300 LIMIT_SFT=300 LIMIT_PPO=300 LIMIT_EVAL=300 LIMIT_EVAL_FIRST=300
 fi
 
@@ -127,6 +136,21 @@ fi
 [[ -f $labels ]] || { say "no labels in $labels (LABEL_SECONDS=300 makes some)"; exit 1; }
 [[ $LABELS_ONLY == 1 ]] && exit 0
 
+# 1b. The SFT data: the timed labels, extended by heuristic-labelled matrices of the same families
+# (--extend keeps every timed sample and labels no matrix twice).
+# SFT_DATA: that file made earlier with the same command (e.g. here on the CPU), to save its time.
+sft_data=$labels
+if [[ -n ${SFT_DATA:-} ]]; then
+  sft_data=$SFT_DATA
+  say "SFT data: $(gzip -cdf "$sft_data" | wc -l) samples from $sft_data"
+elif ((HEURISTIC_LABELS > 0)); then
+  sft_data=$work/sft-data.jsonl.gz
+  stage heuristic-labels 120 "$bin" dataset build --device cpu --label heuristic --no-verify \
+    --generate "$HEURISTIC_LABELS" --families "$LABEL_FAMILIES" --seed 50021 \
+    --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" --max-matrix-nnz 20000 \
+    --extend "$labels" --no-progress -o "$sft_data" || exit 1
+fi
+
 # 1. Held-out matrices: every family x order x size, the same for every seed.
 start=$SECONDS
 held=$work/held-out
@@ -163,7 +187,7 @@ say "held-out matrices: $(find "$held" -name "*.mtx" | wc -l), in $((SECONDS - s
 # 2-3. The corpus and the tokenizer (data, the same for every seed), then each seed's policy.
 "$bin" dataset corpus -o "$work/corpus.jsonl" --max-bytes $((4 << 20)) >"$out/corpus.log" 2>&1
 rm -rf "$work/tokenizer-texts" && mkdir -p "$work/tokenizer-texts"
-python3 - "$labels" "$work/corpus.jsonl" "$work/tokenizer-texts" <<'PY'
+python3 - "$sft_data" "$work/corpus.jsonl" "$work/tokenizer-texts" <<'PY'
 import gzip, json, sys
 labels, corpus, out = sys.argv[1:]
 with gzip.open(labels, "rt") as f, open(out + "/programs.txt", "w") as o:
@@ -191,14 +215,16 @@ evaluate() {  # NAME MODEL MATRICES...: evaluate-policy, its report in $out/NAME
     --samples "$EVAL_SAMPLES" --max-new-tokens "$MAX_NEW_TOKENS" --device "$DEVICE" --workers "$WORKERS" --seed "$seed" \
     "${baselines[@]}" -o "$out/$name"
 }
-# PPO's matrices: PPO_MATRICES of the labels' training split with >= MIN_NNZ nonzeros, spread over
+# PPO's matrices: PPO_MATRICES of the SFT data's training split with >= MIN_NNZ nonzeros (labelled by
+# the heuristic, or by timing with PPO_FROM=timed), spread over
 # the families and node orders (round robin over them, in a fixed order), the same every step, so
 # the reward of step t and step t + 1 are over the same matrices and the curve shows learning, not
 # which matrices a step drew.
 ppo_data=$work/ppo-matrices.jsonl
-ppo_count=$(python3 - "$labels" "$ppo_data" "$PPO_MATRICES" "$MIN_NNZ" <<'PY'
+ppo_count=$(python3 - "$sft_data" "$ppo_data" "$PPO_MATRICES" "$MIN_NNZ" "$PPO_FROM" <<'PY'
 import collections, gzip, json, sys
 labels, out, count, min_nnz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+timed = sys.argv[5] == "timed"
 strata = collections.OrderedDict()
 with gzip.open(labels, "rt") as f:
     for line in f:
@@ -207,6 +233,8 @@ with gzip.open(labels, "rt") as f:
         r = json.loads(line)
         nnz = r.get("nnz", len(r.get("rows", [])))
         if r.get("split", "train") != "train" or nnz < min_nnz:
+            continue
+        if (r.get("label") == "heuristic") == timed:
             continue
         g = r.get("generator", {})
         strata.setdefault((g.get("family", r.get("family", "")), g.get("order", "natural")), []).append(line)
@@ -220,7 +248,7 @@ with open(out, "w") as o:
 print(len(picked))
 PY
 )
-say "PPO matrices: $ppo_count (of the labels' training split, >= $MIN_NNZ nonzeros)"
+say "PPO matrices: $ppo_count (PPO_FROM=$PPO_FROM, training split, >= $MIN_NNZ nonzeros)"
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -230,7 +258,7 @@ for seed in $seeds; do
     --corpus "$work/corpus.jsonl" --tokenizer-path "$work/tokenizer" $MODEL_ARGS --seed "$seed" \
     --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 --no-progress \
     -o "$run/pretrain" || continue
-  stage "seed-$seed/sft" "$LIMIT_SFT" "$bin" train-sft --device "$DEVICE" --data "$labels" \
+  stage "seed-$seed/sft" "$LIMIT_SFT" "$bin" train-sft --device "$DEVICE" --data "$sft_data" \
     --model-path "$run/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
     --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --eval-every 50 --no-progress \
     -o "$run/sft" || continue
@@ -264,3 +292,6 @@ say "recipe in $((SECONDS - t0)) s"
 py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"
+# The device tool brings back 8 files at most: every seed's logs, metrics and evaluations in one.
+tar czf "$work/learn-results.tgz" -C "$out" --exclude=check --exclude=learn-results.tgz . &&
+  mv "$work/learn-results.tgz" "$out/" && say "everything in $out/learn-results.tgz"

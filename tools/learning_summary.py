@@ -8,7 +8,10 @@ seed; the PPO reward per step; per group of held-out matrices (the name without 
 greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses.
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
-usage: python3 tools/learning_summary.py OUT   (OUT: gpu-learn.sh's output folder, seed-N/ in it)
+usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
+  OUT: gpu-learn.sh's output folder, seed-N/ in it. --add: the learning.json of earlier runs of the
+  same recipe (e.g. one seed per device call, where a call's 10 minutes hold one seed): their seeds
+  join OUT's (a seed OUT has itself is kept from OUT).
 """
 import json
 import math
@@ -70,26 +73,48 @@ def geomean(values):
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
 
-def by_group(out):
-    """Per group: each policy's greedy speed-up (1.0 where no correct program, as in the
-    evaluation's geomean), the heuristic's and the tuned best's, over every seed and size."""
+def seed_groups(out, seed):
+    """One seed's groups: each policy's greedy speed-up (1.0 where no correct program, as in the
+    evaluation's geomean), the heuristic's and the tuned best's, geomean over the group's sizes."""
     logs = {}
-    for seed in seeds_in(out):
-        for pol in POLICIES:
-            doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
-            for m in (doc or {}).get("matrices", []):
-                g = logs.setdefault(group_of(m["matrix"]), {})
-                g.setdefault(pol, []).append(m.get("speedup_greedy") or 1.0)
-                for key, name in (("speedup_heuristic", "heuristic"), ("speedup_tuned", "tuned")):
-                    if m.get(key):
-                        g.setdefault(name, {})[m["matrix"]] = m[key]  # once per matrix
+    for pol in POLICIES:
+        doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
+        for m in (doc or {}).get("matrices", []):
+            g = logs.setdefault(group_of(m["matrix"]), {})
+            g.setdefault(pol, []).append(m.get("speedup_greedy") or 1.0)
+            for key, name in (("speedup_heuristic", "heuristic"), ("speedup_tuned", "tuned")):
+                if m.get(key):
+                    g.setdefault(name, {})[m["matrix"]] = m[key]  # once per matrix
     return {name: {"sft": geomean(g.get("sft", [])), "ppo": geomean(g.get("ppo", [])),
                    "heuristic": geomean(list(g.get("heuristic", {}).values())),
                    "tuned": geomean(list(g.get("tuned", {}).values()))}
             for name, g in sorted(logs.items())}
 
 
-def summarise(out):
+def over_seed_groups(per_seed):
+    """Per group, the geomean over the seeds (every seed evaluates the same matrices)."""
+    names = sorted({name for e in per_seed.values() for name in e.get("groups", {})})
+    return {name: {col: geomean([e["groups"][name][col] for e in per_seed.values()
+                                 if e.get("groups", {}).get(name, {}).get(col)])
+                   for col in ("sft", "ppo", "heuristic", "tuned")} for name in names}
+
+
+def earlier_seeds(path):
+    """The per-seed entries of an earlier learning.json; one written before entries held their own
+    groups gives its run's groups to its seed when it had one seed."""
+    doc = read_json(path)
+    if not doc or not doc.get("seeds"):
+        sys.exit(f"learning_summary: {path}: no seeds in it")
+    seeds = {int(k): v for k, v in doc["seeds"].items()}
+    if len(seeds) == 1 and doc.get("groups"):
+        for entry in seeds.values():
+            entry.setdefault("groups", doc["groups"])
+    for entry in seeds.values():
+        entry["from"] = path
+    return seeds
+
+
+def summarise(out, added=()):
     per_seed = {}
     for seed in seeds_in(out):
         entry = {}
@@ -106,7 +131,13 @@ def summarise(out):
         sft, ppo = entry.get("sft", {}), entry.get("ppo", {})
         if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
             entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
+        entry["groups"] = seed_groups(out, seed)
         per_seed[seed] = entry
+    for path in added:
+        for seed, entry in earlier_seeds(path).items():
+            if not any(pol in per_seed.get(seed, {}) for pol in POLICIES):  # OUT's own first
+                per_seed[seed] = entry
+    per_seed = dict(sorted(per_seed.items()))
     over_seeds = {}
     for pol in POLICIES:
         over_seeds[pol] = {key: spread([e.get(pol, {}).get(key) for e in per_seed.values()])
@@ -133,7 +164,7 @@ def summarise(out):
         if g and t:
             verdicts[f"{pol}_greedy_over_tuned"] = g / t
     return {"seeds": per_seed, "over_seeds": over_seeds, "checks": verdicts,
-            "groups": by_group(out)}
+            "groups": over_seed_groups(per_seed)}
 
 
 def cell(v, pct=False):
@@ -216,10 +247,17 @@ def plot(doc, path):
 
 
 def main(argv):
-    if len(argv) != 2 or not os.path.isdir(argv[1]):
-        sys.exit("usage: learning_summary.py OUT  (gpu-learn.sh's output folder)")
-    out = argv[1]
-    doc = summarise(out)
+    args = argv[1:]
+    added = []
+    if "--add" in args:
+        added = args[args.index("--add") + 1:]
+        args = args[:args.index("--add")]
+        if not added:
+            sys.exit("learning_summary: --add needs at least one learning.json")
+    if len(args) != 1 or not os.path.isdir(args[0]):
+        sys.exit("usage: learning_summary.py OUT [--add LEARNING_JSON ...]  (OUT: gpu-learn.sh's output folder)")
+    out = args[0]
+    doc = summarise(out, added)
     if not doc["seeds"]:
         sys.exit(f"learning_summary: no seed-N folders in {out}")
     with open(os.path.join(out, "learning.json"), "w", encoding="utf-8") as f:

@@ -53,3 +53,32 @@ def test_groups_seeds_and_ppo_gain(tmp_path):
     assert math.isclose(gain, sum(ppo) / 2 - sum(sft) / 2)
     assert doc["checks"]["ppo_above_sft_beyond_spread"] == (
         gain > max(max(sft) - min(sft), max(ppo) - min(ppo)))
+
+
+def test_add_merges_seeds_of_earlier_runs(tmp_path):
+    """A recipe run one seed per device call: seed 1's learning.json (no per-seed groups, as the
+    tool wrote before) joins seed 2's folder; groups and the spread cover both seeds."""
+    heuristic = {"road-rcm-0.mtx": 1.3}
+    tuned = {"road-rcm-0.mtx": 1.4}
+    first = tmp_path / "run1"
+    write_eval(str(first / "seed-1" / "eval-sft"), {"road-rcm-0.mtx": 1.0}, heuristic, tuned)
+    write_eval(str(first / "seed-1" / "eval-ppo"), {"road-rcm-0.mtx": 1.21}, heuristic, tuned)
+    assert subprocess.run([sys.executable, TOOL, str(first)], capture_output=True).returncode == 0
+    old = json.loads((first / "learning.json").read_text())
+    for entry in old["seeds"].values():
+        del entry["groups"]
+    (first / "learning.json").write_text(json.dumps(old))
+    second = tmp_path / "run2"
+    write_eval(str(second / "seed-2" / "eval-sft"), {"road-rcm-0.mtx": 1.1}, heuristic, tuned)
+    write_eval(str(second / "seed-2" / "eval-ppo"), {"road-rcm-0.mtx": 1.44}, heuristic, tuned)
+    out = subprocess.run([sys.executable, TOOL, str(second), "--add", str(first / "learning.json")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((second / "learning.json").read_text())
+    assert sorted(doc["seeds"]) == ["1", "2"]
+    assert math.isclose(doc["groups"]["road-rcm"]["ppo"], (1.21 * 1.44) ** 0.5)
+    assert math.isclose(doc["groups"]["road-rcm"]["sft"], 1.1 ** 0.5)
+    assert math.isclose(doc["checks"]["ppo_gain_greedy"], (1.21 + 1.44) / 2 - (1.0 + 1.1) / 2)
+    assert math.isclose(doc["checks"]["seed_range_greedy"], 1.44 - 1.21)
+    bad = subprocess.run([sys.executable, TOOL, str(second), "--add"], capture_output=True, text=True)
+    assert bad.returncode != 0 and "--add needs" in bad.stderr
