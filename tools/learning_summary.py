@@ -73,12 +73,12 @@ def geomean(values):
     return math.exp(statistics.fmean(math.log(v) for v in values)) if values else None
 
 
-def seed_groups(out, seed):
-    """One seed's groups: each policy's greedy speed-up (1.0 where no correct program, as in the
-    evaluation's geomean), the heuristic's and the tuned best's, geomean over the group's sizes."""
+def seed_groups(evaluations):
+    """One seed's groups (evaluations: policy -> its evaluate_policy.json): each policy's greedy
+    speed-up (1.0 where no correct program, as in the evaluation's geomean), the heuristic's and the
+    tuned best's, geomean over the group's sizes."""
     logs = {}
-    for pol in POLICIES:
-        doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
+    for pol, doc in evaluations.items():
         for m in (doc or {}).get("matrices", []):
             g = logs.setdefault(group_of(m["matrix"]), {})
             g.setdefault(pol, []).append(m.get("speedup_greedy") or 1.0)
@@ -118,8 +118,9 @@ def summarise(out, added=()):
     per_seed = {}
     for seed in seeds_in(out):
         entry = {}
-        for pol in POLICIES:
-            doc = read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}", "evaluate_policy.json"))
+        evaluations = {pol: read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}",
+                                                   "evaluate_policy.json")) for pol in POLICIES}
+        for pol, doc in evaluations.items():
             if doc:
                 s = doc["summary"]
                 entry[pol] = {key: s.get(key) for key, _ in COLUMNS}
@@ -131,7 +132,7 @@ def summarise(out, added=()):
         sft, ppo = entry.get("sft", {}), entry.get("ppo", {})
         if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
             entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
-        entry["groups"] = seed_groups(out, seed)
+        entry["groups"] = seed_groups(evaluations)
         per_seed[seed] = entry
     for path in added:
         for seed, entry in earlier_seeds(path).items():
@@ -255,7 +256,8 @@ def main(argv):
         if not added:
             sys.exit("learning_summary: --add needs at least one learning.json")
     if len(args) != 1 or not os.path.isdir(args[0]):
-        sys.exit("usage: learning_summary.py OUT [--add LEARNING_JSON ...]  (OUT: gpu-learn.sh's output folder)")
+        sys.exit("usage: learning_summary.py OUT [--add LEARNING_JSON ...]"
+                 "  (OUT: gpu-learn.sh's output folder)")
     out = args[0]
     doc = summarise(out, added)
     if not doc["seeds"]:
