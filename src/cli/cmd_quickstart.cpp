@@ -51,6 +51,7 @@ struct quickstart_args {
   int64_t max_nnz = 32, max_rows = 96, ppo_batch = 2, ppo_group = 2, sft_batch = 4;
   int64_t max_new_tokens = 768;  // the longest training program is ~570 tokens
   double pretrain_lr = 2e-3, sft_lr = 3e-3, ppo_lr = 1e-4;
+  bool progress = true;  // progress bars on stderr (--no-progress, as the other commands)
 };
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
@@ -71,6 +72,7 @@ train::run_options run_in(const quickstart_args& a, const std::string& name, int
   r.run_dir = a.output + "/" + name;
   r.steps = steps;
   r.seed = a.seed;
+  r.progress = a.progress;
   return r;
 }
 
@@ -111,8 +113,10 @@ std::vector<train::matrix_item> pick_matrices(int64_t count, uint64_t seed, int3
 }
 
 std::vector<train::sft_sample> label(const std::vector<train::matrix_item>& items,
-                                     const std::string& split, program_runner& runner) {
+                                     const std::string& split, program_runner& runner,
+                                     bool progress) {
   train::dataset_build_options o;
+  o.progress = progress;
   o.label = train::labeller::heuristic;
   o.val_fraction = 0;
   o.threads = 2;
@@ -135,8 +139,8 @@ std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runne
     seen.insert(train::matrix_structure_hash(*m.matrix));
   const std::vector<train::matrix_item> held_items =
       pick_matrices(a.held_out, a.seed + 2, rows, {}, seen);
-  std::vector<train::sft_sample> samples = label(train_items, "train", runner);
-  const std::vector<train::sft_sample> held = label(held_items, "val", runner);
+  std::vector<train::sft_sample> samples = label(train_items, "train", runner, a.progress);
+  const std::vector<train::sft_sample> held = label(held_items, "val", runner, a.progress);
   if (samples.empty() || held.empty()) throw error("quickstart: no matrix could be labelled");
   samples.insert(samples.end(), held.begin(), held.end());
   train::write_sft_jsonl(a.output + "/sft.jsonl", samples);
@@ -321,6 +325,7 @@ void add_quickstart_command(CLI::App& app) {
   cmd->add_option("--pretrain-lr", a->pretrain_lr, "Pre-training peak LR")->capture_default_str();
   cmd->add_option("--sft-lr", a->sft_lr, "SFT peak LR")->capture_default_str();
   cmd->add_option("--ppo-lr", a->ppo_lr, "PPO peak LR")->capture_default_str();
+  cmd->add_flag("!--no-progress", a->progress, "No progress bars on stderr");
   cmd->callback([a] { run_quickstart(*a); });
 }
 

@@ -386,9 +386,12 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
 TEST_F(train_cli, quickstart_completes_and_judges_a_held_out_kernel) {
   run_result r =
       run("quickstart --device cpu --matrices 8 --held-out 3 --pretrain-steps 3 --sft-steps 4 "
-          "--ppo-steps 1 --max-new-tokens 64 -o " +
+          "--ppo-steps 1 --max-new-tokens 64 --no-progress -o " +
           path("qs"));
   ASSERT_EQ(r.code, 0) << r.err;
+  // --no-progress, as in the other commands: no bar from labelling or any training stage.
+  EXPECT_THAT(r.err, ::testing::Not(::testing::HasSubstr("it/s")));
+  EXPECT_THAT(r.err, ::testing::Not(::testing::HasSubstr("s/it")));
   EXPECT_THAT(r.out, ::testing::HasSubstr("[6/8] held-out matrices after SFT"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("[8/8] held-out matrices after PPO"));
   EXPECT_THAT(r.out, ::testing::HasSubstr("verdict: "));
