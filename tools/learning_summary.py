@@ -13,6 +13,7 @@ usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
   same recipe (e.g. one seed per device call, where a call's 10 minutes hold one seed): their seeds
   join OUT's (a seed OUT has itself is kept from OUT).
 """
+import argparse
 import json
 import math
 import os
@@ -248,18 +249,17 @@ def plot(doc, path):
 
 
 def main(argv):
-    args = argv[1:]
-    added = []
-    if "--add" in args:
-        added = args[args.index("--add") + 1:]
-        args = args[:args.index("--add")]
-        if not added:
-            sys.exit("learning_summary: --add needs at least one learning.json")
-    if len(args) != 1 or not os.path.isdir(args[0]):
-        sys.exit("usage: learning_summary.py OUT [--add LEARNING_JSON ...]"
-                 "  (OUT: gpu-learn.sh's output folder)")
-    out = args[0]
-    doc = summarise(out, added)
+    parser = argparse.ArgumentParser(description="Summarises scripts/gpu-learn.sh over its seeds.")
+    parser.add_argument("out", help="gpu-learn.sh's output folder (seed-N/ in it)")
+    parser.add_argument("--add", nargs="*", metavar="LEARNING_JSON",
+                        help="learning.json of earlier runs of the same recipe: their seeds join OUT's")
+    args = parser.parse_args(argv[1:])
+    if args.add is not None and not args.add:
+        sys.exit("learning_summary: --add needs at least one learning.json")
+    if not os.path.isdir(args.out):
+        sys.exit(f"learning_summary: {args.out}: not a folder (gpu-learn.sh's output folder)")
+    out = args.out
+    doc = summarise(out, args.add or ())
     if not doc["seeds"]:
         sys.exit(f"learning_summary: no seed-N folders in {out}")
     with open(os.path.join(out, "learning.json"), "w", encoding="utf-8") as f:
