@@ -3,7 +3,8 @@
 the greedy compile and correct rates and geomean speed-ups (greedy, best of K) over cuSPARSE on the
 held-out matrices, beside the heuristic's and the tuned best's on the same matrices; the mean and
 the spread (max - min, and the sample standard deviation) over the seeds; PPO's gain over SFT per
-seed; the PPO reward per step; per group of held-out matrices (the name without its trailing
+seed, also paired (only the matrices whose greedy program PPO changed, since re-timing one program
+moves its speed-up by 1-2%); the PPO reward per step; per group of held-out matrices (the name without its trailing
 "-N.mtx", e.g. road-rcm: family and node order), the geomean over seeds and sizes of each policy's
 greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses.
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
@@ -92,6 +93,33 @@ def seed_groups(evaluations):
             for name, g in sorted(logs.items())}
 
 
+def paired_ppo_gain(evaluations):
+    """PPO against SFT on the programs it changed: per matrix (by content id, else name), PPO's
+    greedy speed-up over SFT's where PPO's greedy program differs from SFT's, 1 where it is the
+    same program (re-timing the same program measures only noise: 1-2% per matrix between two
+    evaluations of one call), geomean over the matrices. Returns (ratio, changed, matrices) or None
+    when the evaluations do not hold the programs."""
+    sft, ppo = evaluations.get("sft"), evaluations.get("ppo")
+    if not sft or not ppo:
+        return None
+    def key(m):
+        return m.get("matrix_id") or m["matrix"]
+    before = {key(m): m for m in sft.get("matrices", [])}
+    logs, changed = [], 0
+    for m in ppo.get("matrices", []):
+        b = before.get(key(m))
+        if b is None or "greedy_program" not in m or "greedy_program" not in b:
+            return None
+        if m["greedy_program"] == b["greedy_program"]:
+            logs.append(0.0)
+            continue
+        changed += 1
+        logs.append(math.log(m.get("speedup_greedy") or 1.0) - math.log(b.get("speedup_greedy") or 1.0))
+    if not logs:
+        return None
+    return math.exp(statistics.fmean(logs)), changed, len(logs)
+
+
 def over_seed_groups(per_seed):
     """Per group, the geomean over the seeds (every seed evaluates the same matrices)."""
     names = sorted({name for e in per_seed.values() for name in e.get("groups", {})})
@@ -134,6 +162,9 @@ def summarise(out, added=()):
         if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
             entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
         entry["groups"] = seed_groups(evaluations)
+        paired = paired_ppo_gain(evaluations)
+        if paired:
+            entry["ppo_over_sft_paired"], entry["ppo_programs_changed"], _ = paired
         per_seed[seed] = entry
     for path in added:
         for seed, entry in earlier_seeds(path).items():
@@ -146,6 +177,8 @@ def summarise(out, added=()):
                            for key, _ in COLUMNS}
     over_seeds["ppo_over_sft_greedy"] = spread([e.get("ppo_over_sft_greedy")
                                                 for e in per_seed.values()])
+    over_seeds["ppo_over_sft_paired"] = spread([e.get("ppo_over_sft_paired")
+                                                for e in per_seed.values()])
     # PPO above SFT "by more than the spread between seeds": the mean gain in greedy geomean
     # against the larger of the two policies' ranges over the seeds.
     sft_g = over_seeds["sft"]["geomean_speedup_greedy"]
@@ -157,6 +190,12 @@ def summarise(out, added=()):
         verdicts["ppo_gain_greedy"] = gain
         verdicts["seed_range_greedy"] = noise
         verdicts["ppo_above_sft_beyond_spread"] = gain > noise
+    paired = over_seeds["ppo_over_sft_paired"]
+    if paired["n"]:
+        verdicts["ppo_over_sft_paired_mean"] = paired["mean"]
+        verdicts["ppo_over_sft_paired_min"] = paired["min"]
+        verdicts["ppo_programs_changed"] = sum(e.get("ppo_programs_changed", 0)
+                                               for e in per_seed.values())
     for pol in POLICIES:
         g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
         h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]

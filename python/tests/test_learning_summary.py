@@ -12,10 +12,13 @@ import sys
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "learning_summary.py")
 
 
-def write_eval(folder, speedups, heuristic, tuned):
+def write_eval(folder, speedups, heuristic, tuned, programs=None):
     os.makedirs(folder)
     matrices = [{"matrix": name, "speedup_greedy": s, "speedup_heuristic": heuristic[name],
                  "speedup_tuned": tuned[name]} for name, s in speedups.items()]
+    for m in matrices:
+        if programs is not None:
+            m["greedy_program"] = programs[m["matrix"]]
     logs = [math.log(s or 1.0) for s in speedups.values()]
     summary = {"matrices": len(matrices), "greedy_compile_rate": 1.0, "greedy_correct_rate": 1.0,
                "geomean_speedup_greedy": math.exp(sum(logs) / len(logs)),
@@ -82,3 +85,39 @@ def test_add_merges_seeds_of_earlier_runs(tmp_path):
     assert math.isclose(doc["checks"]["seed_range_greedy"], 1.44 - 1.21)
     bad = subprocess.run([sys.executable, TOOL, str(second), "--add"], capture_output=True, text=True)
     assert bad.returncode != 0 and "--add needs" in bad.stderr
+
+
+def test_paired_gain_counts_only_changed_programs(tmp_path):
+    """The same greedy program re-timed is noise: it counts 1.0; a changed one counts PPO's speed-up
+    over SFT's, a missing one 1.0 (as in the geomeans)."""
+    names = ["a-natural-0.mtx", "a-natural-1.mtx", "b-rcm-0.mtx"]
+    heuristic = dict.fromkeys(names, 1.2)
+    tuned = dict.fromkeys(names, 1.3)
+    sft_programs = {"a-natural-0.mtx": "csr_scalar", "a-natural-1.mtx": "dia", "b-rcm-0.mtx": "ell"}
+    ppo_programs = {"a-natural-0.mtx": "csr_vector", "a-natural-1.mtx": "dia", "b-rcm-0.mtx": "coo"}
+    write_eval(str(tmp_path / "seed-1" / "eval-sft"),
+               {"a-natural-0.mtx": 1.0, "a-natural-1.mtx": 1.5, "b-rcm-0.mtx": 1.1},
+               heuristic, tuned, sft_programs)
+    write_eval(str(tmp_path / "seed-1" / "eval-ppo"),
+               {"a-natural-0.mtx": 1.21, "a-natural-1.mtx": 1.35, "b-rcm-0.mtx": None},
+               heuristic, tuned, ppo_programs)
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    seed = doc["seeds"]["1"]
+    assert seed["ppo_programs_changed"] == 2
+    # 1.21 / 1.0 and 1.0 / 1.1 change; dia 1.5 -> 1.35 is the same program: 1.
+    assert math.isclose(seed["ppo_over_sft_paired"], (1.21 / 1.1) ** (1 / 3))
+    assert math.isclose(doc["checks"]["ppo_over_sft_paired_mean"], (1.21 / 1.1) ** (1 / 3))
+    assert doc["checks"]["ppo_programs_changed"] == 2
+    assert "ppo_over_sft_paired_mean" in (tmp_path / "learning.md").read_text()
+    # Without the programs (older evaluations) there is no paired figure, and no error.
+    for pol in ("sft", "ppo"):
+        path = tmp_path / "seed-1" / f"eval-{pol}" / "evaluate_policy.json"
+        doc = json.loads(path.read_text())
+        for m in doc["matrices"]:
+            del m["greedy_program"]
+        path.write_text(json.dumps(doc))
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "ppo_over_sft_paired" not in json.loads((tmp_path / "learning.json").read_text())["seeds"]["1"]

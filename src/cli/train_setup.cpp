@@ -4,6 +4,7 @@
 #include <torch/types.h>
 #include <torch/utils.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -215,7 +216,12 @@ std::vector<std::string> tokenizer_texts(const std::vector<train::sft_sample>& s
   std::vector<std::string> out;
   for (const train::sft_sample& s : samples) {
     out.push_back(s.code + train::program_end);
-    out.push_back(train::task_prompt(s.op, s.k, s.n_rows, s.n_cols, s.nnz()));
+    // The prompt's words for the vocabulary; a sample stored by its generator is not remade for
+    // its longest row (any number spells the same way).
+    train::prompt_matrix m{s.n_rows, s.n_cols, s.nnz(), 0};
+    std::vector<int64_t> lengths(s.n_rows, 0);
+    for (int32_t r : s.rows) m.longest_row = std::max(m.longest_row, ++lengths[r]);
+    out.push_back(train::task_prompt(s.op, s.k, m));
   }
   return out;
 }
@@ -225,14 +231,18 @@ train::lm_dataset sft_lm_dataset(const train::policy& p,
   train::lm_dataset d;
   // The matrices (remade from their generators where stored so) and their encodings in parallel:
   // large ones take a pass each; neither is kept beyond its encoding.
+  // The prompt states the matrix's row lengths, so it is made from the matrix too.
   d.prefixes.resize(samples.size());
-  train::parallel_for(samples.size(), train::hardware_threads(),
-                      [&](size_t i) { d.prefixes[i] = p.encode(train::to_matrix(samples[i])); });
+  std::vector<train::prompt_matrix> shapes(samples.size());
+  train::parallel_for(samples.size(), train::hardware_threads(), [&](size_t i) {
+    const csr_matrix matrix = train::to_matrix(samples[i]);
+    shapes[i] = train::prompt_matrix_of(matrix);
+    d.prefixes[i] = p.encode(matrix);
+  });
   for (size_t i = 0; i < samples.size(); ++i) {
     const train::sft_sample& s = samples[i];
-    train::lm_example e =
-        train::make_sft_example(p, train::task_prompt(s.op, s.k, s.n_rows, s.n_cols, s.nnz()),
-                                s.code, static_cast<int64_t>(i));
+    train::lm_example e = train::make_sft_example(p, train::task_prompt(s.op, s.k, shapes[i]),
+                                                  s.code, static_cast<int64_t>(i));
     (s.split == "val" ? d.val : d.train).push_back(std::move(e));
   }
   if (d.train.empty()) throw error("no training samples (every sample is in the val split)");

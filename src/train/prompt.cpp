@@ -1,20 +1,32 @@
 #include "train/prompt.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace sparserl::train {
 
-std::string task_prompt(sparse_op op, int32_t k, const csr_matrix& matrix) {
-  return task_prompt(op, k, matrix.rows, matrix.cols, matrix.nnz());
+prompt_matrix prompt_matrix_of(const csr_matrix& matrix) {
+  prompt_matrix m{matrix.rows, matrix.cols, matrix.nnz(), 0};
+  for (int64_t r = 0; r < matrix.rows; ++r)
+    m.longest_row = std::max<int64_t>(m.longest_row, matrix.row_ptr[r + 1] - matrix.row_ptr[r]);
+  return m;
 }
 
-std::string task_prompt(sparse_op op, int32_t k, int64_t rows, int64_t cols, int64_t nnz) {
+std::string task_prompt(sparse_op op, int32_t k, const csr_matrix& matrix) {
+  return task_prompt(op, k, prompt_matrix_of(matrix));
+}
+
+std::string task_prompt(sparse_op op, int32_t k, const prompt_matrix& m) {
   std::string what = op == sparse_op::spmv
                          ? "SpMV (y = A x)"
                          : "SpMM (C = A B, B dense with k=" + std::to_string(k) + " columns)";
+  char mean[32];
+  std::snprintf(mean, sizeof mean, "%.1f",
+                m.rows > 0 ? static_cast<double>(m.nnz) / static_cast<double>(m.rows) : 0.0);
   return "<|im_start|>user\nWrite a fast CUDA " + what + " kernel program for the sparse matrix " +
-         "above: " + std::to_string(rows) + " x " + std::to_string(cols) + ", " +
-         std::to_string(nnz) + " nonzeros.<|im_end|>\n<|im_start|>assistant\n";
+         "above: " + std::to_string(m.rows) + " x " + std::to_string(m.cols) + ", " +
+         std::to_string(m.nnz) + " nonzeros, " + mean + " per row on average, at most " +
+         std::to_string(m.longest_row) + ".<|im_end|>\n<|im_start|>assistant\n";
 }
 
 std::string strip_program_end(const std::string& generated) {

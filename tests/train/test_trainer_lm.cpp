@@ -136,7 +136,8 @@ TEST(trainer_lm, pretraining_blocks_cover_the_corpus_and_train) {
   size_t expected = 0;
   for (const auto& prog : f.programs) expected += p.encode_text(prog).size() + 1;
   EXPECT_EQ(tokens, expected);
-  lm_train_options o = quick_options(dir.sub("run"), 15);
+  const int64_t steps = 20;
+  lm_train_options o = quick_options(dir.sub("run"), steps);
   o.kind = "pretrain";
   lm_train_result r = train_lm(p, d, o);
   EXPECT_LT(r.last_train_loss, r.first_train_loss - 1.0);
@@ -145,7 +146,7 @@ TEST(trainer_lm, pretraining_blocks_cover_the_corpus_and_train) {
   int lines = 0;
   for (std::string line; std::getline(in, line); ++lines)
     EXPECT_FALSE(nlohmann::json::parse(line).contains("val_loss")) << line;
-  EXPECT_EQ(lines, 15);
+  EXPECT_EQ(lines, steps);
 }
 
 }  // namespace
