@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sparse/error.h"
+#include "sparse/format_detail.h"
 
 namespace sparserl {
 
@@ -132,6 +133,13 @@ void spmm_reference(const csr_matrix& m, const float* b, int32_t k, float* c) {
       for (int32_t j = 0; j < k; ++j) crow[j] = static_cast<float>(acc[j]);
     }
   }
+}
+
+int32_t max_row_length(const csr_matrix& a) {
+  int32_t width = 0;
+#pragma omp parallel for reduction(max : width) if (detail::parallel_worth(a.rows))
+  for (int32_t r = 0; r < a.rows; ++r) width = std::max(width, a.row_length(r));
+  return width;
 }
 
 }  // namespace sparserl

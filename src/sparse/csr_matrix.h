@@ -27,6 +27,9 @@ struct csr_matrix {
 // Throws sparserl::error when an index is outside [0, rows) x [0, cols).
 csr_matrix csr_from_triplets(int32_t rows, int32_t cols, std::vector<triplet> entries);
 
+// The longest row's nonzeros (0 for a matrix without rows): ELL's width, the prompt's "at most".
+int32_t max_row_length(const csr_matrix& a);
+
 // Throws sparserl::error naming the first broken invariant (sizes, monotone row_ptr, sorted
 // columns).
 void validate_csr(const csr_matrix& matrix);

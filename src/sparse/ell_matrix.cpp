@@ -11,13 +11,6 @@ namespace sparserl {
 
 namespace detail {
 
-int32_t max_row_length(const csr_matrix& a) {
-  int32_t width = 0;
-#pragma omp parallel for reduction(max : width) if (detail::parallel_worth(a.rows))
-  for (int32_t r = 0; r < a.rows; ++r) width = std::max(width, a.row_length(r));
-  return width;
-}
-
 ell_matrix ell_of_row_prefixes(const csr_matrix& a, int32_t width, const char* format,
                                int64_t max_elements) {
   ell_matrix out;
@@ -71,7 +64,7 @@ void ell_add_rows(const ell_matrix& a, const float* x, int32_t row_begin, int32_
 
 ell_matrix to_ell(const csr_matrix& a, int64_t max_elements) {
   validate_csr(a);
-  return detail::ell_of_row_prefixes(a, detail::max_row_length(a), "ELL", max_elements);
+  return detail::ell_of_row_prefixes(a, max_row_length(a), "ELL", max_elements);
 }
 
 void spmv(const ell_matrix& a, const float* x, float* y) {

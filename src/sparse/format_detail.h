@@ -46,8 +46,6 @@ int64_t coo_first_entry(const coo_matrix& a, int32_t row);
 // Throws unless the COO arrays agree in size and are sorted by row (the SpMVs rely on it).
 void check_coo_shape(const coo_matrix& a, const char* where);
 
-int32_t max_row_length(const csr_matrix& a);
-
 // The first `width` entries of each row as ELL (width <= the longest row): to_ell and HYB's ELL
 // part. `format` names the caller in the limit error.
 ell_matrix ell_of_row_prefixes(const csr_matrix& a, int32_t width, const char* format,

@@ -43,8 +43,7 @@ hyb_matrix to_hyb(const csr_matrix& a, int32_t width, int64_t max_elements) {
   if (width < 0) throw error("HYB: ELL width = " + std::to_string(width) + " must be >= 0");
   validate_csr(a);
   hyb_matrix out;
-  out.ell = detail::ell_of_row_prefixes(a, std::min(width, detail::max_row_length(a)), "HYB",
-                                        max_elements);
+  out.ell = detail::ell_of_row_prefixes(a, std::min(width, max_row_length(a)), "HYB", max_elements);
   out.coo = coo_part(a, out.ell.width);
   return out;
 }

@@ -6,10 +6,7 @@
 namespace sparserl::train {
 
 prompt_matrix prompt_matrix_of(const csr_matrix& matrix) {
-  prompt_matrix m{matrix.rows, matrix.cols, matrix.nnz(), 0};
-  for (int64_t r = 0; r < matrix.rows; ++r)
-    m.longest_row = std::max<int64_t>(m.longest_row, matrix.row_ptr[r + 1] - matrix.row_ptr[r]);
-  return m;
+  return {matrix.rows, matrix.cols, matrix.nnz(), max_row_length(matrix)};
 }
 
 std::string task_prompt(sparse_op op, int32_t k, const csr_matrix& matrix) {
