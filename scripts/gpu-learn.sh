@@ -56,7 +56,11 @@ HEURISTIC_LABELS=${HEURISTIC_LABELS:-480}  # SFT samples labelled by the heurist
 PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, or "timed"
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
-PPO_MATRICES=${PPO_MATRICES:-12}     # PPO's matrices, all of them in every step (x GROUP rollouts)
+# PPO's matrices: a pool of PPO_MATRICES, PPO_BATCH of them a step (x GROUP rollouts), each pass
+# over the pool in a new order. With 12 matrices in every step (the earlier recipe) PPO learnt
+# those 12 and its gains did not carry to the held-out families (H200, 2026-12-04: paired 0.96-1.05x).
+PPO_MATRICES=${PPO_MATRICES:-72}
+PPO_BATCH=${PPO_BATCH:-12}
 PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 # Nucleus sampling in PPO (H200, 2026-12-04, 3 seeds each, docs/benchmarks.md): at top-p 0.95
 # every rollout compiles and the training reward rises in every seed (+0.02-0.07 over 24 steps),
@@ -65,7 +69,7 @@ PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 # faster (paired 1.002-1.047x). The held-out matrices decide: 1.
 PPO_TOP_P=${PPO_TOP_P:-1.0}
 PPO_LR=${PPO_LR:-5e-6}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
-PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_MATRICES x GROUP: one update a step
+PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_BATCH x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
 SFT_BATCH=${SFT_BATCH:-16}
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
@@ -77,7 +81,7 @@ LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes eve
 if [[ $SMALL == 1 ]]; then  # a smoke test of every step (CPU): tiny sizes, nothing learnt
   MIN_NNZ=0 HELDOUT_SIZES=1 LABEL_MIN_ROWS=200 LABEL_MAX_ROWS=400 LABEL_CHUNK=4
   MODEL_ARGS="--init-hidden 64 --init-layers 2 --init-heads 2 --init-kv-heads 1 --init-intermediate 128"
-  PRETRAIN_STEPS=2 SFT_STEPS=2 PPO_STEPS=1 GROUP=2 PPO_MATRICES=2 EVAL_SAMPLES=2 WORKERS=1
+  PRETRAIN_STEPS=2 SFT_STEPS=2 PPO_STEPS=2 GROUP=2 PPO_MATRICES=4 PPO_BATCH=2 EVAL_SAMPLES=2 WORKERS=1
   HEURISTIC_LABELS=$((HEURISTIC_LABELS > 0 ? 8 : 0)) PPO_MINIBATCH=4
   SFT_BATCH=2 MAX_NEW_TOKENS=32 LIMIT_PRETRAIN=300 LIMIT_SFT=300 LIMIT_PPO=300 LIMIT_EVAL=300 LIMIT_EVAL_FIRST=300
 fi
@@ -223,10 +227,10 @@ evaluate() {  # NAME MODEL MATRICES...: evaluate-policy, its report in $out/NAME
     "${baselines[@]}" -o "$out/$name"
 }
 # PPO's matrices: PPO_MATRICES of the SFT data's training split with >= MIN_NNZ nonzeros (labelled by
-# the heuristic, or by timing with PPO_FROM=timed), spread over
-# the families and node orders (round robin over them, in a fixed order), the same every step, so
-# the reward of step t and step t + 1 are over the same matrices and the curve shows learning, not
-# which matrices a step drew.
+# the heuristic, or by timing with PPO_FROM=timed), spread over the families and node orders (round
+# robin over them, in a fixed order); train-ppo draws PPO_BATCH of them a step, every one once a
+# pass. The reward curve compares whole passes (learning_summary.py: first and last quarter of the
+# steps, one pass each at the defaults), so it shows learning, not which matrices a step drew.
 ppo_data=$work/ppo-matrices.jsonl
 ppo_count=$(python3 - "$sft_data" "$ppo_data" "$PPO_MATRICES" "$MIN_NNZ" "$PPO_FROM" <<'PY'
 import collections, gzip, json, sys
@@ -255,7 +259,7 @@ with open(out, "w") as o:
 print(len(picked))
 PY
 )
-say "PPO matrices: $ppo_count (PPO_FROM=$PPO_FROM, training split, >= $MIN_NNZ nonzeros)"
+say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, training split, >= $MIN_NNZ nonzeros)"
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -280,7 +284,8 @@ for seed in $seeds; do
   ((PPO_STEPS > 0)) && stage "seed-$seed/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
     --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
     --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
-    --samples-per-task "$GROUP" --advantage rloo --batch-size "$ppo_count" --mini-batch "$PPO_MINIBATCH" \
+    --samples-per-task "$GROUP" --advantage rloo --batch-size "$((PPO_BATCH < ppo_count ? PPO_BATCH : ppo_count))" \
+    --mini-batch "$PPO_MINIBATCH" \
     --temperature "$PPO_TEMPERATURE" --top-p "$PPO_TOP_P" \
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     --no-progress -o "$run/ppo"

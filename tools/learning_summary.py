@@ -4,7 +4,10 @@ the greedy compile and correct rates and geomean speed-ups (greedy, best of K) o
 held-out matrices, beside the heuristic's and the tuned best's on the same matrices; the mean and
 the spread (max - min, and the sample standard deviation) over the seeds; PPO's gain over SFT per
 seed, also paired (only the matrices whose greedy program PPO changed, since re-timing one program
-moves its speed-up by 1-2%); the PPO reward per step; per group of held-out matrices (the name without its trailing
+moves its speed-up by 1-2%); the PPO reward per step and its rise (the mean over the last quarter
+of the steps minus the first quarter's: with a pool of PPO_MATRICES drawn PPO_BATCH a step, a
+quarter of 24 steps over 72 matrices, 12 a step, is one pass, so both quarters cover the same
+matrices); per group of held-out matrices (the name without its trailing
 "-N.mtx", e.g. road-rcm: family and node order), the geomean over seeds and sizes of each policy's
 greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses.
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
@@ -143,6 +146,15 @@ def earlier_seeds(path):
     return seeds
 
 
+def reward_rise(rewards):
+    """(mean of the first quarter of the steps, mean of the last quarter), or None under 4 steps."""
+    r = [v for v in rewards if v is not None]
+    quarter = len(r) // 4
+    if quarter == 0:
+        return None
+    return statistics.mean(r[:quarter]), statistics.mean(r[-quarter:])
+
+
 def summarise(out, added=()):
     per_seed = {}
     for seed in seeds_in(out):
@@ -158,6 +170,9 @@ def summarise(out, added=()):
         metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
         entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
         entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
+        rise = reward_rise(entry["ppo_reward"])
+        if rise is not None:
+            entry["ppo_reward_first_quarter"], entry["ppo_reward_last_quarter"] = rise
         sft, ppo = entry.get("sft", {}), entry.get("ppo", {})
         if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
             entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
@@ -196,6 +211,12 @@ def summarise(out, added=()):
         verdicts["ppo_over_sft_paired_min"] = paired["min"]
         verdicts["ppo_programs_changed"] = sum(e.get("ppo_programs_changed", 0)
                                                for e in per_seed.values())
+    rises = [e["ppo_reward_last_quarter"] - e["ppo_reward_first_quarter"]
+             for e in per_seed.values() if "ppo_reward_first_quarter" in e]
+    if rises:
+        verdicts["ppo_reward_rise_mean"] = statistics.mean(rises)
+        verdicts["ppo_reward_rising_seeds"] = sum(r > 0 for r in rises)
+        verdicts["ppo_reward_seeds"] = len(rises)
     for pol in POLICIES:
         g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
         h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]

@@ -121,3 +121,25 @@ def test_paired_gain_counts_only_changed_programs(tmp_path):
     out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert "ppo_over_sft_paired" not in json.loads((tmp_path / "learning.json").read_text())["seeds"]["1"]
+
+
+def test_reward_rise_compares_the_first_and_last_quarter_of_the_steps(tmp_path):
+    names = ["a-natural-0.mtx"]
+    for seed, rewards in ((1, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]), (2, [0.5, 0.4, None])):
+        for pol in ("sft", "ppo"):
+            write_eval(str(tmp_path / f"seed-{seed}" / f"eval-{pol}"), {names[0]: 1.0},
+                       {names[0]: 1.1}, {names[0]: 1.2})
+        with open(tmp_path / f"seed-{seed}" / "ppo-metrics.jsonl", "w") as f:
+            for step, r in enumerate(rewards):
+                f.write(json.dumps({"step": step + 1, "reward_mean": r}) + "\n")
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    # 9 steps: quarters of 2 steps, (0.1 + 0.2) / 2 and (0.8 + 0.9) / 2.
+    assert math.isclose(doc["seeds"]["1"]["ppo_reward_first_quarter"], 0.15)
+    assert math.isclose(doc["seeds"]["1"]["ppo_reward_last_quarter"], 0.85)
+    # Seed 2 has 2 steps with a reward: no quarter, no rise (and no error).
+    assert "ppo_reward_first_quarter" not in doc["seeds"]["2"]
+    assert math.isclose(doc["checks"]["ppo_reward_rise_mean"], 0.7)
+    assert doc["checks"]["ppo_reward_rising_seeds"] == 1
+    assert doc["checks"]["ppo_reward_seeds"] == 1

@@ -1,6 +1,7 @@
 #include "sparse/csr_matrix.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 #include <string>
@@ -140,6 +141,19 @@ int32_t max_row_length(const csr_matrix& a) {
 #pragma omp parallel for reduction(max : width) if (detail::parallel_worth(a.rows))
   for (int32_t r = 0; r < a.rows; ++r) width = std::max(width, a.row_length(r));
   return width;
+}
+
+diagonal_distance distance_from_diagonal(const csr_matrix& a) {
+  int64_t largest = 0;
+  double sum = 0;
+#pragma omp parallel for reduction(max : largest) reduction(+ : sum) if (detail::parallel_worth(a.rows))
+  for (int32_t r = 0; r < a.rows; ++r)
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) {
+      const int64_t d = std::abs(int64_t{a.col_idx[p]} - r);
+      largest = std::max(largest, d);
+      sum += static_cast<double>(d);
+    }
+  return {largest, a.nnz() > 0 ? sum / static_cast<double>(a.nnz()) : 0.0};
 }
 
 }  // namespace sparserl

@@ -30,6 +30,16 @@ csr_matrix csr_from_triplets(int32_t rows, int32_t cols, std::vector<triplet> en
 // The longest row's nonzeros (0 for a matrix without rows): ELL's width, the prompt's "at most".
 int32_t max_row_length(const csr_matrix& a);
 
+// How far the nonzeros lie from the diagonal, |col - row|: the largest (the bandwidth) and the
+// mean over the nonzeros (both 0 without nonzeros). The mean tells a matrix whose accesses to x
+// stay local (a mesh in its natural or RCM order) from one in a random node order, where a few
+// far entries already make the largest large.
+struct diagonal_distance {
+  int64_t largest = 0;
+  double mean = 0;
+};
+diagonal_distance distance_from_diagonal(const csr_matrix& a);
+
 // Throws sparserl::error naming the first broken invariant (sizes, monotone row_ptr, sorted
 // columns).
 void validate_csr(const csr_matrix& matrix);

@@ -97,12 +97,6 @@ std::vector<int32_t> node_order(const std::string& name, const csr_matrix& patte
   throw error("unknown node order '" + name + "': expected natural, random or rcm");
 }
 
-int64_t matrix_bandwidth(const csr_matrix& a) {
-  int64_t width = 0;
-  for (int32_t r = 0; r < a.rows; ++r)
-    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p)
-      width = std::max<int64_t>(width, std::abs(int64_t{a.col_idx[p]} - r));
-  return width;
-}
+int64_t matrix_bandwidth(const csr_matrix& a) { return distance_from_diagonal(a).largest; }
 
 }  // namespace sparserl
