@@ -217,9 +217,10 @@ std::vector<std::string> tokenizer_texts(const std::vector<train::sft_sample>& s
   for (const train::sft_sample& s : samples) {
     out.push_back(s.code + train::program_end);
     // The prompt's words for the vocabulary; a sample stored by its generator is not remade for
-    // its row lengths and distances (any number spells the same way).
+    // its longest row (any number spells the same way).
     train::prompt_matrix m{s.n_rows, s.n_cols, s.nnz(), 0};
-    if (!s.rows.empty()) m = train::prompt_matrix_of(train::to_matrix(s));
+    std::vector<int64_t> lengths(s.n_rows, 0);
+    for (int32_t r : s.rows) m.longest_row = std::max(m.longest_row, ++lengths[r]);
     out.push_back(train::task_prompt(s.op, s.k, m));
   }
   return out;

@@ -13,22 +13,16 @@ namespace sparserl::train {
 // are spelled out because they choose most of a program (csr_scalar or csr_vector and its lanes,
 // ELL's padding, COO for power-law rows), and in the prefix's global token they are a log over
 // the 32-bit range, where 3 and 21 nonzeros per row differ by 0.08: held-out policies wrote
-// csr_scalar for 21 per row (0.64x of csr_vector, H200 2026-12-04). How far the nonzeros lie from
-// the diagonal, as a share of the width, says how local the accesses to x are (a mesh in its
-// natural or RCM order against a random one: DIA or csr_scalar against csr_vector or ELL); the
-// prefix has it only spread over sampled coordinates.
+// csr_scalar for 21 per row (0.64x of csr_vector, H200 2026-12-04).
 struct prompt_matrix {
   int64_t rows = 0, cols = 0, nnz = 0;
   int64_t longest_row = 0;
-  int64_t largest_distance = 0;  // max |col - row| over the nonzeros (the bandwidth)
-  double mean_distance = 0;      // its mean over the nonzeros
 };
 prompt_matrix prompt_matrix_of(const csr_matrix& matrix);
 
-// A chat-style request naming the op, the matrix's size, row lengths and distance from the
-// diagonal (its structure is in the prefix): "... for the sparse matrix above: 100467 x 100467,
-// 2096649 nonzeros, 20.9 per row on average, at most 27; columns at most 1.20% and on average
-// 0.31% of the width from the diagonal.<|im_end|>...".
+// A chat-style request naming the op, the matrix's size and row lengths (its structure is in the
+// prefix): "... for the sparse matrix above: 100467 x 100467, 2096649 nonzeros, 20.9 per row on
+// average, at most 27.<|im_end|>...".
 std::string task_prompt(sparse_op op, int32_t k, const csr_matrix& matrix);
 std::string task_prompt(sparse_op op, int32_t k, const prompt_matrix& matrix);
 

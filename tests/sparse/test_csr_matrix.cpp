@@ -9,6 +9,7 @@
 
 #include "sparse/csr_matrix.h"
 #include "sparse/error.h"
+#include "sparse/generators.h"
 
 namespace sparserl {
 namespace {
@@ -223,6 +224,33 @@ TEST(spmm_reference, matches_dense_multiplication) {
             << "(" << r << ", " << j << ")";
       }
   }
+}
+
+TEST(distance_from_diagonal, is_the_largest_and_the_mean_over_the_nonzeros) {
+  // |col - row|: 4; 1, 1, 2; 2, 3 -> at most 4, 13 / 6 on average.
+  const csr_matrix m = csr_from_triplets(
+      4, 5, {{0, 4, 1.f}, {1, 0, 1.f}, {1, 2, 1.f}, {1, 3, 1.f}, {3, 1, 1.f}, {3, 0, 1.f}});
+  const diagonal_distance d = distance_from_diagonal(m);
+  EXPECT_EQ(d.largest, 4);
+  EXPECT_DOUBLE_EQ(d.mean, 13.0 / 6.0);
+  const diagonal_distance empty = distance_from_diagonal(csr_from_triplets(3, 3, {}));
+  EXPECT_EQ(empty.largest, 0);
+  EXPECT_EQ(empty.mean, 0.0);
+}
+
+TEST(distance_from_diagonal, a_random_node_order_lies_far_from_it) {
+  // One 2D mesh in its natural and in a random order: the random order's columns lie on average
+  // about a third of the width away (a shuffled x), the natural order's near the row.
+  generator_spec spec = default_spec("mesh2d");
+  spec.rows = 4000;
+  const csr_matrix natural = generate_matrix(spec);
+  spec.order = "random";
+  const csr_matrix random = generate_matrix(spec);
+  ASSERT_EQ(natural.nnz(), random.nnz());
+  const double width = static_cast<double>(natural.rows);
+  EXPECT_LT(distance_from_diagonal(natural).mean, 0.05 * width);
+  EXPECT_GT(distance_from_diagonal(random).mean, 0.25 * width);
+  EXPECT_GT(distance_from_diagonal(random).largest, distance_from_diagonal(natural).largest);
 }
 
 }  // namespace
