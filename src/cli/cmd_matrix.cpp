@@ -105,7 +105,8 @@ void run_info(const info_options& o) {
                                       "ell_padding_ratio",
                                       "block_size",
                                       "block_size_fill",
-                                      "row_span_max"};
+                                      "row_span_max",
+                                      "column_distance_mean"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));
   print_stats(s, o.json);
