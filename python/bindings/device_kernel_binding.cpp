@@ -36,6 +36,8 @@ const char* kind_name(arg_kind kind) {
       return "output";
     case arg_kind::u16_array:
       return "u16_array";
+    case arg_kind::scratch:
+      return "scratch";
   }
   return "?";
 }

@@ -10,8 +10,9 @@ The program runs in this process, on this process's GPU, outside the harness's s
 what `sparserl.evaluate` (or `sparserl tune`) has judged correct. The source screen still runs.
 Launches go through the CUDA driver (libcuda.so.1, by ctypes) in the device's primary context, the
 one torch and CuPy use, on the caller's current stream (torch's or CuPy's) unless `stream=` says.
-The output is written by the program's first entry point as the ABI requires; there is no
-verification here.
+The program's entry points together write the whole output, as the ABI requires; there is no
+verification here. A format with a scratch argument (RCSR's `work`) gets one input-sized device
+buffer per kernel object: calls of one object on several streams at once would share it.
 """
 
 from __future__ import annotations
@@ -175,6 +176,13 @@ class DeviceKernel:
                     if host.nbytes:
                         _check(cuda.cuMemcpyHtoD_v2(pointer, host.ctypes.data_as(ctypes.c_void_p),
                                                     ctypes.c_size_t(host.nbytes)), "cuMemcpyHtoD")
+                    self._values.append(pointer)
+                elif arg["kind"] == "scratch":  # the program's workspace: input-sized, unset
+                    floats = prepared["cols"] * (prepared["k"] if prepared["op"] == "spmm" else 1)
+                    pointer = ctypes.c_uint64(0)
+                    _check(cuda.cuMemAlloc_v2(ctypes.byref(pointer),
+                                              ctypes.c_size_t(max(1, 4 * floats))), "cuMemAlloc")
+                    self._buffers.append(pointer)
                     self._values.append(pointer)
                 elif arg["kind"] == "i32":
                     self._values.append(ctypes.c_int32(arg["value"]))

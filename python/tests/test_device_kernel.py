@@ -38,7 +38,7 @@ def test_every_format_array_of_the_expert_space_reaches_python_with_its_type(sci
         for config, program in sparserl.expert_programs(matrix, op, k):
             prepared = _core.prepare_device_kernel(matrix, program, op, k, "sm_90")
             for a in prepared["args"]:
-                assert a["kind"] in ("i32", "input", "output", *dtypes), (config, a["kind"])
+                assert a["kind"] in ("i32", "input", "output", "scratch", *dtypes), (config, a["kind"])
                 if a["kind"] in dtypes:
                     assert a["value"].dtype == dtypes[a["kind"]], (config, a["name"])
                     seen.add(a["kind"])

@@ -105,7 +105,8 @@ void run_info(const info_options& o) {
                                       "ell_padding_ratio",
                                       "block_size",
                                       "block_size_fill",
-                                      "row_span_max"};
+                                      "row_span_max",
+                                      "column_distance_mean"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));
   print_stats(s, o.json);
@@ -235,13 +236,15 @@ std::vector<std::string> format_names() {
   return names;
 }
 
-// What every layout reports (stored elements: the float slots; bytes: every format array), then
-// the layout's own numbers.
+// What every layout reports (stored elements: the float slots; bytes: every format array, and a
+// scratch buffer as SpMV has it, cols floats: the footprint_bytes of an SpMV program), then the
+// layout's own numbers.
 stats layout_stats(const format_info& format, const csr_matrix& a, const format_data& d) {
   int64_t stored = 0, bytes = 0;
   for (const kernel_arg& arg : d.args) {
     stored += static_cast<int64_t>(arg.floats.size());
-    bytes += static_cast<int64_t>(arg.array_bytes());
+    bytes += arg.kind == arg_kind::scratch ? int64_t{a.cols} * 4
+                                           : static_cast<int64_t>(arg.array_bytes());
   }
   stats s = {{"format", format.name},
              {"rows", a.rows},
@@ -267,8 +270,9 @@ void check_format_options(const convert_options& o, const format_info& format) {
 
 // The converted layout as one JSON object (documented in --output's help and README):
 // {"format", "parameters": {key: value}, "rows", "cols", "nnz",
-//  "arguments": {name: int | [numbers]}} with the arguments between (rows, cols[, k]) and the
-// dense operands of the format's entry points, in their order (docs/kernel-abi.md).
+//  "arguments": {name: int | [numbers] | null}} with the arguments between (rows, cols[, k]) and
+// the dense operands of the format's entry points, in their order (docs/kernel-abi.md); a scratch
+// buffer (RCSR's work) is null: the runner allocates it.
 void write_layout(const std::string& path, const format_info& format,
                   const std::map<std::string, int64_t>& params, const csr_matrix& a,
                   const format_data& d) {
@@ -293,6 +297,9 @@ void write_layout(const std::string& path, const format_info& format,
         break;
       case arg_kind::u16_array:
         args[arg.name] = arg.shorts;
+        break;
+      case arg_kind::scratch:
+        args[arg.name] = nullptr;  // the runner allocates it (input-sized); nothing to show
         break;
       default:
         break;  // converters give format arguments only

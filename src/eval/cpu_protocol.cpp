@@ -37,7 +37,7 @@ request decode_request(const std::vector<char>& payload) {
   for (uint64_t i = 0; i < n_args; ++i) {
     arg a;
     const uint8_t type = rd.get<uint8_t>();
-    if (type > static_cast<uint8_t>(arg_type::u16_array))
+    if (type > static_cast<uint8_t>(arg_type::scratch))
       throw error("cpu protocol: unknown argument type " + std::to_string(type));
     a.type = static_cast<arg_type>(type);
     a.name = rd.get_string();

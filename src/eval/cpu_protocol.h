@@ -14,7 +14,7 @@
 
 namespace sparserl::cpu_protocol {
 
-constexpr uint32_t version = 2;  // 2: u16_array arguments
+constexpr uint32_t version = 3;  // 2: u16_array arguments; 3: scratch buffers
 
 // Mirrors kernel/abi.h's arg_kind (the child does not link the kernel library).
 enum class arg_type : uint8_t {
@@ -23,7 +23,8 @@ enum class arg_type : uint8_t {
   f32_array = 2,
   input = 3,
   output = 4,
-  u16_array = 5
+  u16_array = 5,
+  scratch = 6  // writable, input-sized, poisoned before every trial; no data travels
 };
 
 struct launch {

@@ -144,6 +144,8 @@ cpu_protocol::arg_type protocol_type(arg_kind kind) {
       return cpu_protocol::arg_type::output;
     case arg_kind::u16_array:
       return cpu_protocol::arg_type::u16_array;
+    case arg_kind::scratch:
+      return cpu_protocol::arg_type::scratch;
   }
   return cpu_protocol::arg_type::i32;
 }

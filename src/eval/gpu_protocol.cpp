@@ -94,7 +94,7 @@ void put_arg(wire::writer& w, const kernel_arg& a) {
 
 kernel_arg get_arg(wire::reader& r) {
   const int32_t kind = r.get<int32_t>();
-  if (kind < 0 || kind > static_cast<int32_t>(arg_kind::u16_array))
+  if (kind < 0 || kind > static_cast<int32_t>(arg_kind::scratch))
     throw error("gpu protocol: bad kernel argument kind " + std::to_string(kind));
   kernel_arg a{static_cast<arg_kind>(kind), "", 0, {}, {}, {}};
   a.name = r.get_string();

@@ -370,8 +370,12 @@ run_result gpu_runner::run(const run_request& request, const run_limits& limits)
   result.failure = check_request(request);
   if (!result.failure.empty()) return result;
   const int64_t k = request.op == sparse_op::spmm ? request.k : 1;
+  // x, y and a scratch buffer per scratch slot (input-sized), besides the format arrays.
+  int64_t scratch_buffers = 0;
+  for (const kernel_arg& a : request.args->args) scratch_buffers += a.kind == arg_kind::scratch;
   const int64_t device_bytes =
-      argument_bytes(*request.args) + (int64_t{request.rows} + request.cols) * k * 4;
+      argument_bytes(*request.args) +
+      (int64_t{request.rows} + request.cols * (1 + scratch_buffers)) * k * 4;
   if (device_bytes > limits.memory_bytes) {
     result.failure = "device memory of " + std::to_string(device_bytes) +
                      " bytes exceeds the limit of " + std::to_string(limits.memory_bytes);

@@ -20,7 +20,7 @@ struct entry_point {
 };
 
 // Entry points of (op, format), in launch order. The harness launches them in sequence on one
-// stream; the first must write every output element.
+// stream; together they must write every output element (RCSR: only the second writes y).
 std::vector<entry_point> entry_points(sparse_op op, format_kind format);
 
 // The exact C signature of an entry point, e.g.
@@ -42,10 +42,11 @@ struct format_arguments {
   int64_t work_rows = 0;  // units that rows_per_block divides (rows, or block rows for BSR)
   int64_t work_nnz = 0;   // stored entries that nnz_per_block divides (per entry: see abi.cpp)
   int64_t coo_nnz = 0;    // HYB/COO: entries in the COO part
-  int64_t footprint_bytes = 0;  // bytes of the format arrays (memory penalty baseline)
+  int64_t footprint_bytes = 0;  // bytes of the format arrays and scratch (memory penalty)
 };
 // Throws sparserl::error on bad format parameters (e.g. C not a power of two, padding too large)
-// and on a matrix the format cannot hold (CSR16: a row spanning more than 65535 columns).
+// and on a matrix the format cannot hold (CSR16: a row spanning more than 65535 columns; RCSR:
+// a matrix that is not square).
 format_arguments build_arguments(sparse_op op, const csr_matrix& a, const kernel_program& program,
                                  int32_t k);
 

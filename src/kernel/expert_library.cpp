@@ -32,6 +32,8 @@ const std::vector<family>& families() {
       hyb_spmm(),
       csr16_vector_spmv(),
       csr16_rowgroup_spmm(),
+      rcsr_vector_spmv(),
+      rcsr_rowgroup_spmm(),
   };
   return all;
 }

@@ -94,6 +94,8 @@ family bsr_spmm();
 family hyb_spmm();
 family csr16_vector_spmv();
 family csr16_rowgroup_spmm();
+family rcsr_vector_spmv();
+family rcsr_rowgroup_spmm();
 
 // The parameter list of (op, format)'s entry points, as entry_signature spells it (names
 // included: the template bodies use them, e.g. SELL's slice_height, SpMM's B and C).

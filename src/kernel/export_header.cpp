@@ -57,6 +57,46 @@ class device_array {
   size_t bytes_ = 0;
 };
 
+// A scratch argument (RCSR's work): a device buffer of as many floats as the input, which the
+// program writes before it reads. Grown to the largest input a call needs (SpMM: cols x k); its
+// contents between calls are undefined. One buffer per kernel object: calls of one object on
+// several streams at once would share it (serialize them, or use one object per stream).
+class scratch_buffer {
+ public:
+  scratch_buffer() = default;
+  scratch_buffer(scratch_buffer&& other) noexcept { swap(other); }
+  scratch_buffer& operator=(scratch_buffer&& other) noexcept {
+    swap(other);
+    return *this;
+  }
+  scratch_buffer(const scratch_buffer&) = delete;
+  scratch_buffer& operator=(const scratch_buffer&) = delete;
+  ~scratch_buffer() {
+    if (data_ != nullptr) cudaFree(data_);
+  }
+  float* get(size_t floats) {
+    floats = std::max<size_t>(floats, 1);  // never a null pointer, as the harness
+    if (floats > floats_) {
+      if (data_ != nullptr) cudaFree(data_);  // synchronizes: earlier launches are done with it
+      data_ = nullptr;
+      floats_ = 0;
+      check_cuda(cudaMalloc(reinterpret_cast<void**>(&data_), floats * sizeof(float)),
+                 "cudaMalloc (scratch)");
+      floats_ = floats;
+    }
+    return data_;
+  }
+  size_t bytes() const { return floats_ * sizeof(float); }
+
+ private:
+  void swap(scratch_buffer& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(floats_, other.floats_);
+  }
+  float* data_ = nullptr;
+  size_t floats_ = 0;
+};
+
 // The CSR matrix every format is built from, copied from the caller's arrays.
 struct csr_host {
   int rows = 0, cols = 0;
@@ -179,6 +219,7 @@ const char* element_type(arg_kind kind) {
     case arg_kind::i32_array:
       return "int";
     case arg_kind::f32_array:
+    case arg_kind::scratch:
       return "float";
     case arg_kind::u16_array:
       return "unsigned short";
@@ -194,6 +235,7 @@ std::string host_type(arg_kind kind) {
 }
 
 std::string device_type(arg_kind kind) {
+  if (kind == arg_kind::scratch) return "mutable detail::scratch_buffer";
   const std::string e = element_type(kind);
   return kind == arg_kind::i32 ? e : "detail::device_array<" + e + ">";
 }
@@ -204,7 +246,7 @@ std::string conversion_code(const kernel_program& program, const format_info& fo
                     ", host side: one member per argument of the entry points.\n"
                     "struct format_arrays {\n";
   for (const format_slot& s : format.slots)
-    out += "  " + host_type(s.kind) + " " + s.name + "{};\n";
+    if (s.kind != arg_kind::scratch) out += "  " + host_type(s.kind) + " " + s.name + "{};\n";
   out +=
       "  long long work_rows = 0, work_nnz = 0;  // what rows_per_block / nnz_per_block divide\n";
   out += "};\n\ninline format_arrays convert_from_csr(const csr_host& a) {\n";
@@ -238,7 +280,10 @@ std::string launch_code(const kernel_program& program, sparse_op op, const forma
     std::string args = "matrix_rows_, matrix_cols_";
     if (op == sparse_op::spmm) args += ", k";
     for (const format_slot& s : format.slots)
-      args += ", " + std::string(s.name) + (s.kind == arg_kind::i32 ? "_" : "_.get()");
+      args += ", " + std::string(s.name) +
+              (s.kind == arg_kind::i32       ? "_"
+               : s.kind == arg_kind::scratch ? "_.get(static_cast<size_t>(matrix_cols_) * k)"
+                                             : "_.get()");
     args += ", input, output";
     out += "      if (!s.empty) {\n        " + name + "<<<s.grid, s.block, s.shared, stream>>>(" +
            args + ");\n" + "        detail::check_cuda(cudaGetLastError(), \"launch of " + name +
@@ -269,11 +314,16 @@ std::string class_code(const kernel_program& program, sparse_op op, const format
          "    matrix_rows_ = a.rows;\n    matrix_cols_ = a.cols;\n"
          "    matrix_nnz_ = static_cast<int>(a.nnz);\n"
          "    work_rows_ = f.work_rows;\n    work_nnz_ = f.work_nnz;\n";
-  for (const format_slot& s : format.slots)
+  for (const format_slot& s : format.slots) {
+    if (s.kind == arg_kind::scratch) {  // allocated here for SpMV; SpMM knows k at the call
+      if (!spmm) out += std::string("    ") + s.name + "_.get(static_cast<size_t>(a.cols));\n";
+      continue;
+    }
     out += std::string("    ") + s.name + "_ = " +
            (s.kind == arg_kind::i32 ? std::string("f.") + s.name
                                     : device_type(s.kind) + "(f." + s.name + ")") +
            ";\n";
+  }
   // Above 48 KiB of dynamic shared memory a kernel must opt in (the harness does the same).
   const std::vector<entry_point> entries = entry_points(op, program.format);
   for (size_t i = 0; i < entries.size(); ++i)
@@ -303,7 +353,7 @@ std::string class_code(const kernel_program& program, sparse_op op, const format
       "  int rows() const { return matrix_rows_; }\n"
       "  int cols() const { return matrix_cols_; }\n"
       "  int nnz() const { return matrix_nnz_; }\n"
-      "  // Bytes of the format's arrays on the device.\n"
+      "  // Bytes of the format's arrays (and scratch buffer) on the device.\n"
       "  size_t device_bytes() const {\n    return ";
   std::string sum;
   for (const format_slot& s : format.slots)
@@ -311,7 +361,7 @@ std::string class_code(const kernel_program& program, sparse_op op, const format
       sum += (sum.empty() ? "" : " + ") + std::string(s.name) + "_.bytes()";
   out += (sum.empty() ? "0" : sum) + ";\n  }\n\n private:\n";
   out +=
-      "  // The entry points in launch order, on one stream: the first writes every output "
+      "  // The entry points in launch order, on one stream: together they write every output "
       "element.\n";
   out += "  void launch(const float* input, float* output, int k, cudaStream_t stream) const {\n";
   out += launch_code(program, op, format);

@@ -6,13 +6,21 @@ namespace sparserl {
 
 const std::vector<format_info>& format_registry() {
   static const std::vector<format_info> all = [] {
-    std::vector<format_info> out = {format_files::csr(),  format_files::coo(),  format_files::ell(),
-                                    format_files::sell(), format_files::bsr(),  format_files::dia(),
-                                    format_files::hyb(),  format_files::csr16()};
-    for (size_t i = 0; i < out.size(); ++i)
+    std::vector<format_info> out = {
+        format_files::csr(),  format_files::coo(),   format_files::ell(),
+        format_files::sell(), format_files::bsr(),   format_files::dia(),
+        format_files::hyb(),  format_files::csr16(), format_files::rcsr()};
+    for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<size_t>(out[i].kind) != i)
         throw error(std::string("format registry: ") + out[i].name +
                     " is out of format_kind order");
+      // The GPU worker hands every scratch slot the same buffer: a format has at most one.
+      int scratch = 0;
+      for (const format_slot& s : out[i].slots) scratch += s.kind == arg_kind::scratch;
+      if (scratch > 1)
+        throw error(std::string("format registry: ") + out[i].name + " has " +
+                    std::to_string(scratch) + " scratch slots; the runners give one buffer");
+    }
     return out;
   }();
   return all;
@@ -57,6 +65,13 @@ kernel_arg short_array(const char* name, std::vector<uint16_t> values) {
   a.kind = arg_kind::u16_array;
   a.name = name;
   a.shorts = std::move(values);
+  return a;
+}
+
+kernel_arg scratch_arg(const char* name) {
+  kernel_arg a;
+  a.kind = arg_kind::scratch;
+  a.name = name;
   return a;
 }
 

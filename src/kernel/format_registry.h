@@ -54,7 +54,9 @@ struct format_info {
   const char* description;  // one line
   std::vector<format_param_rule> params;
   std::vector<format_slot> slots;
-  std::vector<format_entry> entries;  // in launch order; the first writes every output element
+  // In launch order. Together they must write every output element (not necessarily the first:
+  // RCSR's first entry gathers x into its scratch buffer, the second writes y).
+  std::vector<format_entry> entries;
   // `params` are normalised (every key present, in range). Padded layouts refuse to store more
   // than max_elements elements; a format that cannot hold the matrix throws sparserl::error
   // saying why (the program then fails to build, like a bad parameter).
@@ -67,7 +69,8 @@ struct format_info {
   // each parameter as a `const long long` named by its key (SELL: C, sigma); `max_elements`,
   // the padding limit (long long); `check_elements(format, elements, max_elements)`, which
   // throws std::runtime_error above it; and `f`, to fill: one member per slot, named as the
-  // slot (int, or std::vector of int, float, unsigned short), and long long work_rows,
+  // slot (int, or std::vector of int, float, unsigned short; nothing for a scratch slot, which
+  // the exported class allocates), and long long work_rows,
   // work_nnz. Errors are thrown as std::runtime_error naming the format.
   const char* host_conversion;
 };
@@ -81,6 +84,8 @@ kernel_arg scalar_arg(const char* name, int64_t value);
 kernel_arg int_array(const char* name, std::vector<int32_t> values);
 kernel_arg float_array(const char* name, std::vector<float> values);
 kernel_arg short_array(const char* name, std::vector<uint16_t> values);
+// The placeholder of a scratch slot (the runner allocates the buffer; kernel_arg.h).
+kernel_arg scratch_arg(const char* name);
 
 // One per format_<name>.cpp.
 namespace format_files {
@@ -92,6 +97,7 @@ format_info bsr();
 format_info dia();
 format_info hyb();
 format_info csr16();
+format_info rcsr();
 }  // namespace format_files
 
 }  // namespace sparserl

@@ -1,7 +1,8 @@
 #pragma once
 // One argument of a kernel entry point as the harness passes it: a scalar, a read-only format
-// array, or the dense input / output the runner supplies per trial. The runners marshal these
-// generically (by kind), so a format adds arrays without touching them.
+// array, the dense input / output the runner supplies per trial, or a scratch buffer the runner
+// allocates. The runners marshal these generically (by kind), so a format adds arrays without
+// touching them.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -17,6 +18,11 @@ enum class arg_kind {
   input,      // const float* x (SpMV, cols) or B (SpMM, cols x k row-major): fresh per trial
   output,     // float* y (rows) or C (rows x k row-major): poisoned before every run
   u16_array,  // const unsigned short* (device, read-only): compressed column indices
+  // float* work (device, writable), as many floats as the input (SpMV: cols; SpMM: cols x k),
+  // allocated by the runner and poisoned (NaN) before every run: the program's own workspace
+  // (RCSR gathers x into it). Not a format array: nothing is uploaded into it and it is not
+  // checked after a run; the converter puts a placeholder of this kind in its slot.
+  scratch,
 };
 
 struct kernel_arg {
@@ -32,7 +38,7 @@ struct kernel_arg {
     return kind == arg_kind::i32_array || kind == arg_kind::f32_array ||
            kind == arg_kind::u16_array;
   }
-  // The array's host bytes (nullptr / 0 for scalars, input and output).
+  // The array's host bytes (nullptr / 0 for scalars, input, output and scratch).
   const void* array_data() const {
     switch (kind) {
       case arg_kind::i32_array:

@@ -93,6 +93,21 @@ struct csr16_matrix {
   int64_t nnz() const { return static_cast<int64_t>(values.size()); }
 };
 
+// Reordered CSR: the square matrix renumbered symmetrically, B = P A P^T, by reverse
+// Cuthill-McKee (sparse/node_order.h, pattern taken as A + A^T), stored as CSR. perm[p] is the
+// original row (and column) at new position p; row p of B is original row perm[p] with its
+// columns renumbered to new positions, ascending. A kernel gathers x into the new numbering
+// (work[p] = x[perm[p]]), multiplies by B with local accesses and writes y[perm[p]]. to_rcsr
+// refuses a non-square matrix (sparserl::error): a symmetric renumbering needs one.
+struct rcsr_matrix {
+  int32_t rows = 0, cols = 0;       // of A (and B): rows == cols
+  std::vector<int32_t> perm;        // rows: original index at each new position
+  std::vector<int32_t> row_ptr{0};  // rows + 1, of B
+  std::vector<int32_t> col_idx;     // nnz: new positions, ascending within a row
+  std::vector<float> values;        // nnz
+  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+};
+
 coo_matrix to_coo(const csr_matrix& a);
 ell_matrix to_ell(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
 sell_matrix to_sell(const csr_matrix& a, int32_t C, int32_t sigma,
@@ -108,6 +123,13 @@ csr_matrix to_csr(const csr16_matrix& a);
 // The widest column span of a row (last column - first column; 0 for rows of 0 or 1 entries):
 // CSR16 holds the matrix when this is at most csr16_matrix::max_col_offset.
 int64_t max_row_span(const csr_matrix& a);
+rcsr_matrix to_rcsr(const csr_matrix& a);
+// B = P A P^T for a permutation `perm` (perm[p] = original index at new position p), with the
+// other RCSR arrays; to_rcsr is this with the RCM order. Throws on a non-square matrix or a perm
+// that is not a permutation of 0..rows-1.
+rcsr_matrix to_rcsr(const csr_matrix& a, std::vector<int32_t> perm);
+// The CSR matrix an RCSR layout holds, in the original numbering (to_csr(to_rcsr(a)) == a).
+csr_matrix to_csr(const rcsr_matrix& a);
 // The HYB width the ABI uses for width 0 (and `matrix convert` by default): the
 // ceil(rows / 3)-th longest row, capped so the ELL part stays within max_elements.
 int32_t automatic_hyb_width(const csr_matrix& a,
@@ -122,5 +144,6 @@ void spmv(const bsr_matrix& a, const float* x, float* y);
 void spmv(const dia_matrix& a, const float* x, float* y);
 void spmv(const hyb_matrix& a, const float* x, float* y);
 void spmv(const csr16_matrix& a, const float* x, float* y);
+void spmv(const rcsr_matrix& a, const float* x, float* y);
 
 }  // namespace sparserl

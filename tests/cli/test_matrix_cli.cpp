@@ -122,6 +122,13 @@ TEST_F(MatrixCli, ConvertReportsEachLayout) {
   const nlohmann::json csr16 = convert("--format csr16");
   EXPECT_EQ(csr16.at("stored_elements"), f.nnz);
   EXPECT_EQ(csr16.at("bytes"), 4 * (f.rows + 1) + 4 * f.rows + 6 * f.nnz);
+  // RCSR: CSR plus perm and the SpMV scratch buffer (4 bytes a row each), and what the
+  // renumbering did to the bandwidth.
+  const nlohmann::json rcsr = convert("--format rcsr");
+  EXPECT_EQ(rcsr.at("stored_elements"), f.nnz);
+  EXPECT_EQ(rcsr.at("bytes"), 4 * (f.rows + 1) + 8 * f.nnz + 4 * f.rows + 4 * f.cols);
+  EXPECT_EQ(rcsr.at("bandwidth_original"), f.bandwidth);
+  EXPECT_LE(rcsr.at("bandwidth_reordered").get<int64_t>(), f.bandwidth);
   const run_result table = run("matrix convert " + file + " --format SELL");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("padding_ratio"));
@@ -155,7 +162,8 @@ TEST_F(MatrixCli, ConvertWritesTheConvertedArraysAsJson) {
   } cases[] = {{"--format SELL --C 8 --sigma 16", format_kind::sell, {{"C", 8}, {"sigma", 16}}},
                {"--format HYB", format_kind::hyb, {{"width", 0}}},
                {"--format BSR --r 3 --c 2", format_kind::bsr, {{"r", 3}, {"c", 2}}},
-               {"--format CSR16", format_kind::csr16, {}}};
+               {"--format CSR16", format_kind::csr16, {}},
+               {"--format RCSR", format_kind::rcsr, {}}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.options);
     const std::string out = path("layout.json");
@@ -180,6 +188,8 @@ TEST_F(MatrixCli, ConvertWritesTheConvertedArraysAsJson) {
         EXPECT_EQ(got.get<std::vector<int32_t>>(), arg.ints);
       } else if (arg.kind == arg_kind::f32_array) {
         EXPECT_EQ(got.get<std::vector<float>>(), arg.floats);
+      } else if (arg.kind == arg_kind::scratch) {
+        EXPECT_TRUE(got.is_null());  // the runner's buffer, not part of the layout
       } else {
         EXPECT_EQ(got.get<std::vector<uint16_t>>(), arg.shorts);
       }
@@ -214,6 +224,10 @@ TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
                                   << "2 70000 2\n1 1 1\n1 70000 1\n";
   expect_one_line_error("matrix convert " + path("wide.mtx") + " --format CSR16",
                         "CSR16: row 0 spans columns 0..69999");
+  // A matrix that is not square: RCSR cannot renumber it symmetrically.
+  expect_one_line_error("matrix convert " + path("wide.mtx") + " --format RCSR",
+                        "RCSR: the matrix is 2 x 70000; a symmetric renumbering needs a square "
+                        "matrix (use CSR)");
   std::ofstream(path("bad.mtx")) << "%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1\n";
   expect_one_line_error("matrix info " + path("bad.mtx"), "bad.mtx");
 }

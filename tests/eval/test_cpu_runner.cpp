@@ -10,9 +10,11 @@
 #include <random>
 #include <string>
 
+#include "eval/cpu_protocol.h"
 #include "eval/cpu_runner.h"
 #include "kernel/abi.h"
 #include "sparse/csr_matrix.h"
+#include "sparse/error.h"
 
 namespace sparserl {
 namespace {
@@ -155,6 +157,31 @@ const char* scalar_csr_body = R"(
 })";
 
 std::string scalar_csr() { return csr_sig() + " {" + scalar_csr_body; }
+
+// The scratch kind crosses the CPU protocol as a type and a name (the child allocates it,
+// input-sized, and poisons it before every trial); an unknown type is refused.
+TEST(cpu_protocol, scratch_arguments_round_trip) {
+  cpu_protocol::request q;
+  q.launches.push_back({2, 1, 1, 64, 0});
+  q.launches.push_back({1, 1, 1, 32, 0});
+  q.args.push_back({cpu_protocol::arg_type::i32, "rows", 5, {}, {}, {}});
+  q.args.push_back({cpu_protocol::arg_type::i32_array, "perm", 0, {4, 3, 2, 1, 0}, {}, {}});
+  q.args.push_back({cpu_protocol::arg_type::scratch, "work", 0, {}, {}, {}});
+  q.args.push_back({cpu_protocol::arg_type::input, "x", 0, {}, {}, {}});
+  q.args.push_back({cpu_protocol::arg_type::output, "y", 0, {}, {}, {}});
+  q.output_length = 5;
+  q.inputs = {{1, 2, 3, 4, 5}};
+  std::vector<char> bytes = cpu_protocol::encode_request(q);
+  const cpu_protocol::request back = cpu_protocol::decode_request(bytes);
+  ASSERT_EQ(back.args.size(), q.args.size());
+  EXPECT_EQ(back.args[2].type, cpu_protocol::arg_type::scratch);
+  EXPECT_EQ(back.args[2].name, "work");
+  EXPECT_EQ(back.args[1].ints, q.args[1].ints);
+  EXPECT_EQ(static_cast<int>(cpu_protocol::arg_type::scratch), static_cast<int>(arg_kind::scratch));
+  q.args[2].type = static_cast<cpu_protocol::arg_type>(7);
+  bytes = cpu_protocol::encode_request(q);
+  EXPECT_THROW(cpu_protocol::decode_request(bytes), error);
+}
 
 TEST_F(cpu_runner_test, scalar_csr_kernel_matches_the_reference) {
   auto p = prepare(a_, sparse_op::spmv, format_kind::csr, {rows_launch(32, 32)}, scalar_csr());

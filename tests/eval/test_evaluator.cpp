@@ -174,5 +174,77 @@ TEST_F(evaluator_test, an_id_reused_for_another_matrix_gets_that_matrixs_own_ref
   EXPECT_TRUE(right_on_b.correct) << right_on_b.failure;
 }
 
+// ---- RCSR: a gather into the runner's scratch buffer, then the product on the reordered matrix
+
+const char* rcsr_args =
+    "(int rows, int cols, int nnz, const int* __restrict__ perm, const int* __restrict__ row_ptr, "
+    "const int* __restrict__ col_idx, const float* __restrict__ values, float* __restrict__ work, "
+    "const float* __restrict__ x, float* __restrict__ y)";
+
+// `gather` is the body of spmv_rcsr_gather (p is the position); the product is the honest one.
+std::string rcsr_program(const std::string& gather, const std::string& globals = "") {
+  return "FORMAT: RCSR\nLAUNCH: block=64 rows_per_block=64\n" + globals +
+         "extern \"C\" __global__ void spmv_rcsr_gather" + rcsr_args +
+         " {\n  const int p = blockIdx.x * blockDim.x + threadIdx.x;\n  if (p >= rows) return;\n" +
+         gather + "\n}\nextern \"C\" __global__ void spmv_rcsr" + rcsr_args + R"( {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= rows) return;
+  float s = 0.0f;
+  for (int i = row_ptr[p]; i < row_ptr[p + 1]; ++i) s += values[i] * work[col_idx[i]];
+  y[perm[p]] = s;
+}
+)";
+}
+
+// A square matrix numbered at random, where the renumbering is not the identity.
+csr_matrix random_mesh() {
+  generator_spec s = default_spec("mesh2d");
+  s.rows = 400;
+  s.order = "random";
+  s.seed = 3;
+  return generate_matrix(s);
+}
+
+TEST_F(evaluator_test, rcsr_gathers_into_scratch_and_writes_y_in_the_second_entry) {
+  const csr_matrix mesh = random_mesh();
+  evaluator e(runner_);
+  const verdict v =
+      e.evaluate({sparse_op::spmv, &mesh, 1, "rcsr-mesh"}, rcsr_program("work[p] = x[perm[p]];"));
+  EXPECT_TRUE(v.correct) << v.failure;
+  // perm, row_ptr, col_idx, values and the scratch buffer (cols floats).
+  EXPECT_EQ(v.footprint_bytes, 4 * (mesh.rows + (mesh.rows + 1) + 2 * mesh.nnz()) + 4 * mesh.cols);
+}
+
+// Reward integrity: the scratch buffer holds NaN at the start of every run, so a program that
+// reads it without gathering fails, and so does one that gathers in its first run only and
+// relies on the buffer keeping x (the next trial's x differs, and the buffer is poisoned again).
+TEST_F(evaluator_test, rcsr_without_its_gather_is_judged_wrong) {
+  const csr_matrix mesh = random_mesh();
+  evaluator e(runner_);
+  const verdict skipped =
+      e.evaluate({sparse_op::spmv, &mesh, 1, "rcsr-mesh"}, rcsr_program("(void)perm;"));
+  EXPECT_TRUE(skipped.ran) << skipped.failure;
+  EXPECT_FALSE(skipped.correct);
+  EXPECT_NE(skipped.failure.find("trial 1: wrong result"), std::string::npos) << skipped.failure;
+  EXPECT_DOUBLE_EQ(skipped.reward, reward_config{}.runtime_failure);
+  const verdict once = e.evaluate({sparse_op::spmv, &mesh, 1, "rcsr-mesh"},
+                                  rcsr_program("if (!gathered[0]) work[p] = x[perm[p]];\n"
+                                               "  if (p == rows - 1) gathered[0] = 1;",
+                                               "__device__ int gathered[1];\n"));
+  EXPECT_FALSE(once.correct);
+  EXPECT_NE(once.failure.find("trial 2: wrong result"), std::string::npos) << once.failure;
+}
+
+TEST_F(evaluator_test, rcsr_refuses_a_matrix_that_is_not_square) {
+  const csr_matrix wide = csr_from_triplets(10, 12, {{0, 11, 1.0f}, {9, 0, 2.0f}});
+  evaluator e(runner_);
+  const verdict v =
+      e.evaluate({sparse_op::spmv, &wide, 1, "rcsr-wide"}, rcsr_program("work[p] = x[perm[p]];"));
+  EXPECT_FALSE(v.ran);
+  EXPECT_EQ(v.failure,
+            "format: RCSR: the matrix is 10 x 12; a symmetric renumbering needs a square matrix "
+            "(use CSR)");
+}
+
 }  // namespace
 }  // namespace sparserl

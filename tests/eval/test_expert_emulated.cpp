@@ -216,6 +216,53 @@ TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) 
   EXPECT_GT(bsr_odd, 0);  // the 3x3 blocks were offered and run
 }
 
+// RCSR (gather into the scratch buffer, product on the RCM-renumbered matrix): the square edge
+// matrices (empty, 1x1, empty rows) and randomly numbered realistic families, every offered
+// configuration and a few fixed ones, SpMV and SpMM (scalar and float4 tiles).
+TEST(ExpertEmulated, RcsrTemplatesAreCorrectOnSquareMatrices) {
+  cpu_runner runner;
+  std::vector<int32_t> gaps(97, 0);
+  for (size_t r = 0; r < gaps.size(); r += 3) gaps[r] = static_cast<int32_t>(r % 11);
+  std::vector<testing::named_matrix> square = {
+      {"empty_0x0", csr_from_triplets(0, 0, {})},
+      {"no_nonzeros_5x5", csr_from_triplets(5, 5, {})},
+      {"one_1x1", csr_from_triplets(1, 1, {{0, 0, 2.5f}})},
+      {"empty_rows_97x97", testing::from_lengths(97, gaps, 9)},
+  };
+  for (const char* family : {"mesh2d", "knn", "powerlaw"}) {
+    generator_spec s = default_spec(family);
+    s.rows = 500;
+    s.order = "random";
+    s.seed = 5;
+    square.push_back({std::string(family) + " random order", generate_matrix(s)});
+  }
+  const sparse_op v = sparse_op::spmv, m = sparse_op::spmm;
+  const std::vector<expert_config> fixed_spmv = {
+      make("rcsr_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 1}}),
+      make("rcsr_vector", v, format_kind::rcsr, {{"block", 128}, {"lanes", 8}}),
+      make("rcsr_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 32}})};
+  const std::vector<expert_config> fixed_spmm = {
+      make("rcsr_rowgroup", m, format_kind::rcsr,
+           {{"block", 64}, {"group", 4}, {"tile", 32}, {"vec", 4}}),
+      make("rcsr_rowgroup", m, format_kind::rcsr,
+           {{"block", 64}, {"group", 16}, {"tile", 32}, {"vec", 1}})};
+  int offered = 0;
+  for (const testing::named_matrix& a : square) {
+    SCOPED_TRACE(a.name);
+    std::vector<expert_config> spmv = fixed_spmv, spmm = fixed_spmm;
+    if (a.matrix.nnz() > 1000) {  // the realistic ones: what the spaces offer, too
+      for (const expert_config& c : expert_space(v, compute_features(a.matrix), 1))
+        if (c.format == format_kind::rcsr) spmv.push_back(c), ++offered;
+      for (const expert_config& c : expert_space(m, compute_features(a.matrix), 37))
+        if (c.format == format_kind::rcsr) spmm.push_back(c), ++offered;
+    }
+    for (const expert_config& c : spmv) check_emulated(runner, c, a.matrix, 1);
+    for (const expert_config& c : spmm)
+      for (int k : {37, 64}) check_emulated(runner, c, a.matrix, k);
+  }
+  EXPECT_GT(offered, 0);
+}
+
 // 600 rows: mostly 1..9 nonzeros, every 13th row empty (and the last), three rows of
 // 2000..2500 nonzeros (one of them every column) and a few of 40..60, all far above any
 // threshold the space derives.

@@ -521,6 +521,38 @@ TEST(GpuRunnerPool, LoadCarriesSixteenBitArrays) {
   EXPECT_TRUE(offsets.is_array());
 }
 
+// RCSR's scratch slot travels as its kind and name only: the worker allocates the buffer
+// (input-sized) and poisons it before every run; nothing is uploaded and nothing is compared.
+TEST(GpuRunnerPool, LoadCarriesTheScratchPlaceholder) {
+  const csr_matrix a = csr_from_triplets(4, 4, {{0, 3, 1.0f}, {1, 1, 2.0f}, {3, 0, 3.0f}});
+  kernel_program p;
+  p.format = format_kind::rcsr;
+  const format_arguments args = build_arguments(sparse_op::spmv, a, p, 1);
+  const std::vector<char> message = gpu_protocol::encode_load("k", {}, args.args);
+  wire::reader r(message);
+  ASSERT_EQ(gpu_protocol::read_kind(r), gpu_protocol::message::load_data);
+  const gpu_protocol::load_request q = gpu_protocol::decode_load(r);
+  ASSERT_EQ(q.args.size(), args.args.size());
+  for (size_t i = 0; i < q.args.size(); ++i) {
+    EXPECT_EQ(q.args[i].kind, args.args[i].kind) << args.args[i].name;
+    EXPECT_EQ(q.args[i].name, args.args[i].name);
+    EXPECT_EQ(q.args[i].ints, args.args[i].ints);
+    EXPECT_EQ(q.args[i].floats, args.args[i].floats);
+  }
+  const kernel_arg& work = q.args[7];  // rows, cols, nnz, perm, row_ptr, col_idx, values, work
+  EXPECT_EQ(work.kind, arg_kind::scratch);
+  EXPECT_EQ(work.name, "work");
+  EXPECT_FALSE(work.is_array());
+  EXPECT_EQ(work.array_bytes(), 0u);
+  // A kind past the last one is refused, not cast.
+  kernel_arg bad = args.args[7];
+  bad.kind = static_cast<arg_kind>(static_cast<int>(arg_kind::scratch) + 1);
+  const std::vector<char> wrong = gpu_protocol::encode_load("k", {}, {bad});
+  wire::reader rw(wrong);
+  ASSERT_EQ(gpu_protocol::read_kind(rw), gpu_protocol::message::load_data);
+  EXPECT_THROW(gpu_protocol::decode_load(rw), error);
+}
+
 TEST(GpuRunnerPool, MalformedRequestsFailBeforeAnyWorker) {
   gpu_runner runner(fake_options("cpu"));
   task t(10, 10, "t");

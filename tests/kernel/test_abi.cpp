@@ -143,6 +143,22 @@ std::vector<double> emulate_spmv(format_kind f, const format_arguments& a, int32
           y[r] += double(floats(a, "values").at(i)) * x.at(base.at(r) + offset.at(i));
       break;
     }
+    case format_kind::rcsr: {
+      // The two entry points as documented: gather x into the new numbering, then B work, with
+      // row p of B written to y[perm[p]]. The scratch slot is a placeholder (no data).
+      EXPECT_EQ(arg(a, "work").kind, arg_kind::scratch);
+      EXPECT_FALSE(arg(a, "work").is_array());
+      EXPECT_EQ(arg(a, "work").array_bytes(), 0u);
+      EXPECT_EQ(rows, cols);
+      const auto &perm = ints(a, "perm"), &rp = ints(a, "row_ptr"), &ci = ints(a, "col_idx");
+      EXPECT_EQ(static_cast<int32_t>(ci.size()), scalar(a, "nnz"));
+      std::vector<double> work(static_cast<size_t>(cols));
+      for (int32_t p = 0; p < rows; ++p) work[p] = x.at(perm.at(p));
+      for (int32_t p = 0; p < rows; ++p)
+        for (int32_t i = rp.at(p); i < rp.at(p + 1); ++i)
+          y.at(perm.at(p)) += double(floats(a, "values").at(i)) * work.at(ci.at(i));
+      break;
+    }
   }
   return y;
 }
@@ -180,6 +196,43 @@ TEST(abi, entry_points_and_their_work_split) {
   for (format_kind f : {format_kind::ell, format_kind::bsr, format_kind::dia})
     EXPECT_EQ(names(sparse_op::spmv, f).size(), 1u);
   EXPECT_THAT(names(sparse_op::spmm, format_kind::csr16), ::testing::ElementsAre("spmm_csr16+nnz"));
+  EXPECT_THAT(names(sparse_op::spmv, format_kind::rcsr),
+              ::testing::ElementsAre("spmv_rcsr_gather", "spmv_rcsr+nnz"));
+  EXPECT_THAT(names(sparse_op::spmm, format_kind::rcsr),
+              ::testing::ElementsAre("spmm_rcsr_gather", "spmm_rcsr+nnz"));
+}
+
+TEST(abi, rcsr_signature_passes_a_writable_scratch_buffer) {
+  EXPECT_EQ(entry_signature(sparse_op::spmv, format_kind::rcsr, "spmv_rcsr"),
+            "extern \"C\" __global__ void spmv_rcsr(int rows, int cols, int nnz, "
+            "const int* __restrict__ perm, const int* __restrict__ row_ptr, "
+            "const int* __restrict__ col_idx, const float* __restrict__ values, "
+            "float* __restrict__ work, const float* __restrict__ x, float* __restrict__ y)");
+}
+
+// A symmetric renumbering needs a square matrix: the program fails to build, in one line.
+TEST(abi, rcsr_refuses_a_matrix_that_is_not_square) {
+  const csr_matrix wide = csr_from_triplets(100, 120, {{0, 119, 1.0f}, {99, 3, 2.0f}});
+  for (sparse_op op : all_ops) {
+    try {
+      build_arguments(op, wide, program_of(format_kind::rcsr), 4);
+      FAIL() << "RCSR accepted a 100 x 120 matrix";
+    } catch (const error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "RCSR: the matrix is 100 x 120; a symmetric renumbering needs a square matrix "
+                "(use CSR)");
+    }
+  }
+}
+
+// The scratch buffer is memory the format needs: it counts in footprint_bytes, input-sized.
+TEST(abi, rcsr_footprint_counts_the_scratch_buffer) {
+  const csr_matrix a = random_matrix(50, 50, 5);
+  const int64_t arrays = 4 * (int64_t{a.rows} + (a.rows + 1) + 2 * a.nnz());  // perm, CSR of B
+  EXPECT_EQ(build_arguments(sparse_op::spmv, a, program_of(format_kind::rcsr), 1).footprint_bytes,
+            arrays + 4 * 50);
+  EXPECT_EQ(build_arguments(sparse_op::spmm, a, program_of(format_kind::rcsr), 8).footprint_bytes,
+            arrays + 4 * 50 * 8);
 }
 
 // docs/kernel-abi.md's table of entry points holds every format of the registry, for both ops,
@@ -246,16 +299,17 @@ TEST(abi, signatures_spell_the_documented_argument_lists) {
 }
 
 TEST(abi, built_arguments_follow_the_signature_order) {
-  const csr_matrix a = random_matrix(37, 29, 1);
+  const csr_matrix rectangular = random_matrix(37, 29, 1), square = random_matrix(37, 37, 1);
   for (sparse_op op : all_ops)
     for (format_kind f : all_formats) {
+      const csr_matrix& a = f == format_kind::rcsr ? square : rectangular;  // RCSR: square only
       const format_arguments args = build_arguments(op, a, program_of(f), 3);
       std::vector<std::string> names;
       for (const kernel_arg& x : args.args) names.push_back(x.name);
       const std::string entry = entry_points(op, f).front().name;
       EXPECT_EQ(names, signature_names(entry_signature(op, f, entry))) << format_name(f);
       EXPECT_EQ(args.args.front().scalar, 37);
-      EXPECT_EQ(args.args[1].scalar, 29);
+      EXPECT_EQ(args.args[1].scalar, a.cols);
       EXPECT_EQ(args.args.back().kind, arg_kind::output);
       EXPECT_EQ(args.args[args.args.size() - 2].kind, arg_kind::input);
       if (op == sparse_op::spmm) {
@@ -263,7 +317,10 @@ TEST(abi, built_arguments_follow_the_signature_order) {
       }
       int64_t bytes = 0;
       for (const kernel_arg& x : args.args)
-        bytes += 4 * int64_t(x.ints.size() + x.floats.size()) + 2 * int64_t(x.shorts.size());
+        bytes +=
+            4 * int64_t(x.ints.size() + x.floats.size()) + 2 * int64_t(x.shorts.size()) +
+            (x.kind == arg_kind::scratch ? 4 * int64_t{a.cols} * (op == sparse_op::spmm ? 3 : 1)
+                                         : 0);
       EXPECT_EQ(args.footprint_bytes, bytes);
       EXPECT_GE(bytes, 4 * a.nnz());
     }
@@ -279,13 +336,17 @@ TEST(abi, every_format_computes_spmv_through_its_documented_layout) {
       {}, {{"r", 3}, {"c", 5}}, {{"r", 1}, {"c", 1}}};
   const std::vector<std::map<std::string, int64_t>> hyb_params = {
       {}, {{"width", 1}}, {{"width", 100}}};
-  for (shape s : {shape{1, 1}, shape{50, 50}, shape{101, 37}, shape{23, 300}}) {
+  for (shape s : {shape{1, 1}, shape{50, 50}, shape{101, 37}, shape{23, 300}, shape{200, 200}}) {
     const csr_matrix a = random_matrix(s.rows, s.cols, s.rows * 31 + s.cols);
     std::vector<float> x(static_cast<size_t>(s.cols));
     for (size_t i = 0; i < x.size(); ++i) x[i] = 1.0f + float(i % 13) / 8.0f;
     std::vector<float> want(static_cast<size_t>(s.rows));
     spmv_reference(a, x.data(), want.data());
     for (format_kind f : all_formats) {
+      if (f == format_kind::rcsr && s.rows != s.cols) {
+        EXPECT_THROW(build_arguments(sparse_op::spmv, a, program_of(f), 1), error);
+        continue;
+      }
       std::vector<std::map<std::string, int64_t>> variants = {{}};
       if (f == format_kind::sell) variants = sell_params;
       if (f == format_kind::bsr) variants = bsr_params;
@@ -301,13 +362,14 @@ TEST(abi, every_format_computes_spmv_through_its_documented_layout) {
 }
 
 TEST(abi, spmm_arguments_carry_the_same_layout_column_by_column) {
-  const csr_matrix a = random_matrix(40, 33, 7);
+  const csr_matrix rectangular = random_matrix(40, 33, 7), square = random_matrix(40, 40, 7);
   const int32_t k = 3;
-  std::vector<float> b(static_cast<size_t>(a.cols) * k);
-  for (size_t i = 0; i < b.size(); ++i) b[i] = float(i % 11) - 5.0f;
-  std::vector<float> want(static_cast<size_t>(a.rows) * k);
-  spmm_reference(a, b.data(), k, want.data());
   for (format_kind f : all_formats) {
+    const csr_matrix& a = f == format_kind::rcsr ? square : rectangular;  // RCSR: square only
+    std::vector<float> b(static_cast<size_t>(a.cols) * k);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = float(i % 11) - 5.0f;
+    std::vector<float> want(static_cast<size_t>(a.rows) * k);
+    spmm_reference(a, b.data(), k, want.data());
     const format_arguments args = build_arguments(sparse_op::spmm, a, program_of(f), k);
     for (int32_t j = 0; j < k; ++j) {
       std::vector<float> column(static_cast<size_t>(a.cols)),

@@ -112,6 +112,42 @@ TEST(completion, named_and_default_launch_lines) {
   EXPECT_EQ(all.program->launches[1].grid, 100);
 }
 
+// RCSR has two entry points (the gather, then the product): named LAUNCH lines, or one unnamed
+// line for both; the source must define both.
+TEST(completion, rcsr_takes_two_launch_lines_or_one_unnamed) {
+  for (sparse_op op : all_ops) {
+    const std::string o = op_name(op);
+    const std::string source = testing::sample_source(op, format_kind::rcsr);
+    const parse_result r =
+        parse_completion("FORMAT: RCSR\nLAUNCH " + o +
+                             "_rcsr: block=128 nnz_per_block=512\n"
+                             "LAUNCH " +
+                             o + "_rcsr_gather: block=256 rows_per_block=256\n" + source,
+                         op);
+    ASSERT_TRUE(r.program) << r.error;
+    EXPECT_EQ(r.program->format, format_kind::rcsr);
+    EXPECT_TRUE(r.program->format_params.empty());
+    ASSERT_EQ(r.program->launches.size(), 2u);
+    EXPECT_EQ(r.program->launches[0].entry, o + "_rcsr_gather");
+    EXPECT_EQ(r.program->launches[0].rows_per_block, 256);
+    EXPECT_EQ(r.program->launches[1].entry, o + "_rcsr");
+    EXPECT_EQ(r.program->launches[1].nnz_per_block, 512);
+    const parse_result one =
+        parse_completion("FORMAT: rcsr\nLAUNCH: block=64 rows_per_block=64\n" + source, op);
+    ASSERT_TRUE(one.program) << one.error;
+    ASSERT_EQ(one.program->launches.size(), 2u);
+    EXPECT_EQ(one.program->launches[0].rows_per_block, 64);
+    EXPECT_EQ(one.program->launches[1].rows_per_block, 64);
+    // Only the product is split by nonzeros.
+    EXPECT_THAT(error_of("FORMAT: RCSR\nLAUNCH: block=64 nnz_per_block=64\n" + source, op),
+                HasSubstr(o + "_rcsr_gather"));
+    // The gather is an entry point like any other: a source without it is refused.
+    const std::string product_only = entry_signature(op, format_kind::rcsr, o + "_rcsr") + " {}\n";
+    EXPECT_THAT(error_of("FORMAT: RCSR\nLAUNCH: block=64 rows_per_block=64\n" + product_only, op),
+                HasSubstr(o + "_rcsr_gather"));
+  }
+}
+
 TEST(completion, entry_point_with_launch_bounds_and_odd_spacing) {
   const std::string code =
       "extern  \"C\"\n__global__ void __launch_bounds__(SPARSERL_BLOCK, 2)\n  spmv_csr (int rows) "
@@ -125,7 +161,8 @@ TEST(completion, format_errors) {
   EXPECT_EQ(error_of("FORMAT:\n" + csr_code), "FORMAT line 1: no format name");
   EXPECT_EQ(
       error_of("text\nFORMAT: FOO\n"),
-      "FORMAT line 2: unknown format 'FOO' (known: CSR, COO, ELL, SELL, BSR, DIA, HYB, CSR16)");
+      "FORMAT line 2: unknown format 'FOO' (known: CSR, COO, ELL, SELL, BSR, DIA, HYB, CSR16, "
+      "RCSR)");
   EXPECT_EQ(error_of("FORMAT: SELL C=abc\n"), "FORMAT line 1: C=abc is not an integer");
   EXPECT_EQ(error_of("FORMAT: SELL C=99999999999999999999\n"),
             "FORMAT line 1: C=99999999999999999999 is out of range");

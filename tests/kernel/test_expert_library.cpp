@@ -76,12 +76,13 @@ TEST(ExpertLibrary, TemplatesHaveUniqueNamesAndCoverEveryFamily) {
     for (const expert_param& p : t.params)
       EXPECT_FALSE(p.values.empty()) << t.name << " " << p.name;
   }
-  for (format_kind f : {format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell,
-                        format_kind::bsr, format_kind::dia, format_kind::hyb, format_kind::csr16})
+  for (format_kind f :
+       {format_kind::csr, format_kind::coo, format_kind::ell, format_kind::sell, format_kind::bsr,
+        format_kind::dia, format_kind::hyb, format_kind::csr16, format_kind::rcsr})
     EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmv), static_cast<int>(f)}))
         << format_name(f);
   for (format_kind f : {format_kind::csr, format_kind::ell, format_kind::sell, format_kind::bsr,
-                        format_kind::csr16})
+                        format_kind::csr16, format_kind::rcsr})
     EXPECT_TRUE(covered.count({static_cast<int>(sparse_op::spmm), static_cast<int>(f)}))
         << format_name(f);
 }
@@ -142,6 +143,15 @@ TEST(ExpertLibrary, SpacePrunesFormatsByStructure) {
   EXPECT_FALSE(offers(expert_space(sparse_op::spmm, stencil, 64), format_kind::hyb));
   EXPECT_FALSE(offers(expert_space(sparse_op::spmm, random, 64), format_kind::hyb));
   EXPECT_FALSE(offers(expert_space(sparse_op::spmm, blocks, 64), format_kind::hyb));
+  // RCSR renumbers rows and columns alike: square matrices only, for both ops.
+  const matrix_features wide =
+      compute_features(testing::from_lengths(900, std::vector<int32_t>(300, 2), 1));
+  ASSERT_NE(wide.rows, wide.cols);
+  for (sparse_op op : {sparse_op::spmv, sparse_op::spmm}) {
+    EXPECT_TRUE(offers(expert_space(op, stencil, 32), format_kind::rcsr));
+    EXPECT_TRUE(offers(expert_space(op, random, 32), format_kind::rcsr));
+    EXPECT_FALSE(offers(expert_space(op, wide, 32), format_kind::rcsr));
+  }
 }
 
 TEST(ExpertLibrary, SplitSpaceUsesFloat4AndThresholdAboveTheMean) {

@@ -198,7 +198,7 @@ TEST(Features, JsonHoldsEveryField) {
   std::mt19937_64 g(7);
   const matrix_features f = compute_features(random_matrix(g));
   const nlohmann::json j = features_to_json(f);
-  EXPECT_EQ(j.size(), 20u);
+  EXPECT_EQ(j.size(), 21u);
   EXPECT_EQ(j.at("rows").get<int32_t>(), f.rows);
   EXPECT_EQ(j.at("cols").get<int32_t>(), f.cols);
   EXPECT_EQ(j.at("nnz").get<int64_t>(), f.nnz);
@@ -219,6 +219,7 @@ TEST(Features, JsonHoldsEveryField) {
   EXPECT_EQ(j.at("block_size").get<int32_t>(), f.block_size);
   EXPECT_EQ(j.at("block_size_fill").get<double>(), f.block_size_fill);
   EXPECT_EQ(j.at("row_span_max").get<int64_t>(), f.row_span_max);
+  EXPECT_EQ(j.at("column_distance_mean").get<double>(), f.column_distance_mean);
 }
 
 // The widest row span (what CSR16 needs to fit in 16 bits): last minus first column of a row.
@@ -227,6 +228,36 @@ TEST(Features, RowSpanIsTheWidestRow) {
       4, 100, {{0, 3, 1.0f}, {0, 40, 1.0f}, {1, 99, 1.0f}, {3, 10, 1.0f}, {3, 12, 1.0f}});
   EXPECT_EQ(compute_features(a).row_span_max, 37);
   EXPECT_EQ(compute_features(csr_from_triplets(3, 3, {})).row_span_max, 0);
+}
+
+// How far the nonzeros lie from the diagonal, relative to the matrix: near 0 for a band, about
+// 1/3 when the same matrix is numbered at random (what RCSR's renumbering undoes).
+TEST(Features, ColumnDistanceIsSmallForABandAndLargeForARandomOrder) {
+  // (|3 - 0| + |1 - 1|) / 2 entries / max(4, 4)
+  EXPECT_DOUBLE_EQ(
+      compute_features(csr_from_triplets(4, 4, {{0, 3, 1.0f}, {1, 1, 1.0f}})).column_distance_mean,
+      0.375);
+  EXPECT_DOUBLE_EQ(compute_features(csr_from_triplets(3, 5, {{2, 0, 1.0f}})).column_distance_mean,
+                   0.4);
+  EXPECT_EQ(compute_features(csr_from_triplets(0, 0, {})).column_distance_mean, 0);
+  EXPECT_EQ(compute_features(csr_from_triplets(5, 5, {})).column_distance_mean, 0);
+  const int32_t n = 2000;
+  std::vector<int32_t> label(n);
+  for (int32_t i = 0; i < n; ++i) label[i] = i;
+  std::mt19937_64 g(3);
+  std::shuffle(label.begin(), label.end(), g);
+  std::vector<triplet> band, shuffled;
+  for (int32_t i = 0; i < n; ++i)
+    for (int32_t d = -2; d <= 2; ++d)
+      if (i + d >= 0 && i + d < n) {
+        band.push_back({i, i + d, 1.0f});
+        shuffled.push_back({label[i], label[i + d], 1.0f});
+      }
+  const double banded = compute_features(csr_from_triplets(n, n, band)).column_distance_mean;
+  const double random = compute_features(csr_from_triplets(n, n, shuffled)).column_distance_mean;
+  EXPECT_LT(banded, 0.001);
+  EXPECT_GT(random, 0.25);
+  EXPECT_LT(random, 0.4);
 }
 
 }  // namespace

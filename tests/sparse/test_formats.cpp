@@ -17,6 +17,7 @@
 #include "sparse/csr_matrix.h"
 #include "sparse/error.h"
 #include "sparse/formats.h"
+#include "sparse/node_order.h"
 
 namespace sparserl {
 namespace {
@@ -487,6 +488,106 @@ TEST(Formats, Csr16RefusesRowsWiderThanSixteenBits) {
   EXPECT_THROW(to_csr(broken), error);
   std::vector<float> x(65536, 1.0f), y(2);
   EXPECT_THROW(spmv(broken, x.data(), y.data()), error);
+}
+
+// RCSR holds B = P A P^T with P the RCM order: row p of B is original row perm[p], columns
+// renumbered to positions and ascending. Converting back gives A, and its SpMV (gather, B, scatter)
+// matches the reference. Non-square matrices are refused.
+TEST(Formats, RcsrRenumbersByRcmRoundTripsAndMatchesReference) {
+  int built = 0, refused = 0;
+  for (const named_matrix& m : matrices()) {
+    SCOPED_TRACE(m.name);
+    if (m.a.rows != m.a.cols) {
+      EXPECT_THROW(to_rcsr(m.a), error);
+      ++refused;
+      continue;
+    }
+    const rcsr_matrix c = to_rcsr(m.a);
+    ++built;
+    EXPECT_EQ(c.perm, reverse_cuthill_mckee_order(m.a));
+    ASSERT_EQ(c.row_ptr.size(), static_cast<size_t>(m.a.rows) + 1);
+    ASSERT_EQ(c.nnz(), m.a.nnz());
+    for (int32_t p = 0; p < c.rows; ++p) {
+      const int32_t old = c.perm[p];
+      ASSERT_EQ(c.row_ptr[p + 1] - c.row_ptr[p], m.a.row_length(old)) << "position " << p;
+      for (int32_t e = c.row_ptr[p]; e < c.row_ptr[p + 1]; ++e) {
+        if (e > c.row_ptr[p]) {
+          EXPECT_LT(c.col_idx[e - 1], c.col_idx[e]);
+        }
+        // B[p][q] = A[perm[p]][perm[q]]
+        const int32_t col = c.perm[c.col_idx[e]];
+        const auto begin = m.a.col_idx.begin() + m.a.row_ptr[old];
+        const auto end = m.a.col_idx.begin() + m.a.row_ptr[old + 1];
+        const auto at = std::lower_bound(begin, end, col);
+        ASSERT_TRUE(at != end && *at == col) << "B[" << p << "][" << c.col_idx[e] << "]";
+        EXPECT_EQ(c.values[e], m.a.values[at - m.a.col_idx.begin()]);
+      }
+    }
+    const csr_matrix back = to_csr(c);
+    EXPECT_EQ(back.rows, m.a.rows);
+    EXPECT_EQ(back.cols, m.a.cols);
+    EXPECT_EQ(back.row_ptr, m.a.row_ptr);
+    EXPECT_EQ(back.col_idx, m.a.col_idx);
+    EXPECT_EQ(back.values, m.a.values);
+    EXPECT_TRUE(matches_reference(m, [&](const float* x, float* y) { spmv(c, x, y); }));
+  }
+  EXPECT_GT(built, 5);  // 0x0, 1x1 (empty and not), 64x64, 2000x2000, 777x777, ...
+  EXPECT_GT(refused, 5);
+}
+
+TEST(Formats, RcsrRefusesANonSquareMatrixInOneLine) {
+  const csr_matrix wide = csr_from_triplets(100, 120, {{0, 119, 1.0f}});
+  try {
+    to_rcsr(wide);
+    FAIL() << "to_rcsr accepted a 100 x 120 matrix";
+  } catch (const error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "RCSR: the matrix is 100 x 120; a symmetric renumbering needs a square matrix "
+              "(use CSR)");
+  }
+  // Broken layouts are refused, not read out of bounds.
+  const csr_matrix square = csr_from_triplets(3, 3, {{0, 2, 1.0f}, {2, 0, 2.0f}, {1, 1, 3.0f}});
+  EXPECT_THROW(to_rcsr(square, {0, 1, 1}), error);  // not a permutation
+  EXPECT_THROW(to_rcsr(square, {0, 1}), error);
+  rcsr_matrix broken = to_rcsr(square);
+  broken.perm[0] = broken.perm[1];
+  EXPECT_THROW(to_csr(broken), error);
+  broken = to_rcsr(square);
+  broken.perm.pop_back();
+  std::vector<float> x(3, 1.0f), y(3);
+  EXPECT_THROW(spmv(broken, x.data(), y.data()), error);
+}
+
+// The point of the format: a 2D grid (5-point stencil) numbered at random has a bandwidth near n;
+// after RCM it is about one grid side. A given order is applied as it is.
+TEST(Formats, RcsrShrinksTheBandwidthOfARandomlyNumberedGrid) {
+  const int32_t side = 40, n = side * side;
+  std::vector<int32_t> label(static_cast<size_t>(n));
+  std::iota(label.begin(), label.end(), 0);
+  std::mt19937_64 rng(11);
+  std::shuffle(label.begin(), label.end(), rng);
+  std::vector<triplet> t;
+  for (int32_t i = 0; i < side; ++i)
+    for (int32_t j = 0; j < side; ++j) {
+      const int32_t v = label[i * side + j];
+      t.push_back({v, v, 4.0f});
+      if (i > 0) t.push_back({v, label[(i - 1) * side + j], -1.0f});
+      if (i + 1 < side) t.push_back({v, label[(i + 1) * side + j], -1.0f});
+      if (j > 0) t.push_back({v, label[i * side + j - 1], -1.0f});
+      if (j + 1 < side) t.push_back({v, label[i * side + j + 1], -1.0f});
+    }
+  const csr_matrix a = csr_from_triplets(n, n, t);
+  const rcsr_matrix c = to_rcsr(a);
+  const csr_matrix b{c.rows, c.cols, c.row_ptr, c.col_idx, c.values};
+  EXPECT_GT(matrix_bandwidth(a), n / 2);
+  EXPECT_LE(matrix_bandwidth(b), matrix_bandwidth(a));
+  EXPECT_LE(matrix_bandwidth(b), 2 * side);
+  // The identity order keeps A as it is.
+  std::vector<int32_t> identity(static_cast<size_t>(n));
+  std::iota(identity.begin(), identity.end(), 0);
+  const rcsr_matrix same = to_rcsr(a, identity);
+  EXPECT_EQ(same.row_ptr, a.row_ptr);
+  EXPECT_EQ(same.col_idx, a.col_idx);
 }
 
 // The matrix set must reach both sides of the refusal branches above, or they test nothing.

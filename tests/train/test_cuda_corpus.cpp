@@ -119,6 +119,10 @@ TEST(cuda_corpus, expert_programs_cover_every_template_and_come_first) {
   EXPECT_TRUE(std::any_of(docs.begin(), docs.end(), [](const corpus_document& d) {
     return d.text.rfind("FORMAT: CSR16\n", 0) == 0;
   }));
+  // The reordered format, with its two entry points (the gather first).
+  EXPECT_TRUE(std::any_of(docs.begin(), docs.end(), [](const corpus_document& d) {
+    return d.text.rfind("FORMAT: RCSR\nLAUNCH spmv_rcsr_gather: ", 0) == 0;
+  }));
   EXPECT_EQ(s.expert_documents, static_cast<int64_t>(docs.size()));
 }
 

@@ -99,6 +99,7 @@ class emulated_run {
   std::vector<void*> argv_;
   guarded_buffer* input_ = nullptr;
   guarded_buffer* output_ = nullptr;
+  std::vector<guarded_buffer*> scratch_;  // the program's workspaces, poisoned every trial
   guarded_buffer dynamic_shared_;
   std::unique_ptr<block_scheduler> scheduler_;
   std::vector<entry_function> entries_;
@@ -175,6 +176,10 @@ void emulated_run::lay_out_arguments() {
       case arg_type::output:
         buffers_[i] = guarded_buffer(req_.output_length * sizeof(float), a.name);
         output_ = &buffers_[i];
+        break;
+      case arg_type::scratch:  // as large as the input
+        buffers_[i] = guarded_buffer(req_.inputs[0].size() * sizeof(float), a.name);
+        scratch_.push_back(&buffers_[i]);
         break;
     }
     argv_[i] = buffers_[i].data();
@@ -265,6 +270,12 @@ void emulated_run::execute() {
     if (in_bytes) std::memcpy(input_->data(), x.data(), in_bytes);
     auto* out = reinterpret_cast<uint32_t*>(output_->data());
     for (uint64_t i = 0; i < req_.output_length; ++i) out[i] = req_.poison_bits;
+    // Scratch holds garbage at entry, as on the GPU: a program that reads it before writing it
+    // gets NaN, not what an earlier trial left there.
+    for (guarded_buffer* w : scratch_) {
+      auto* words = reinterpret_cast<uint32_t*>(w->data());
+      for (size_t i = 0; i < w->size() / sizeof(uint32_t); ++i) words[i] = req_.poison_bits;
+    }
     for (size_t e = 0; e < entries_.size(); ++e) run_launch(e);
     const bool input_unchanged =
         in_bytes == 0 || std::memcmp(input_->data(), x.data(), in_bytes) == 0;

@@ -74,13 +74,14 @@ void prepare_launch(const device_info& dev, CUfunction f, const std::string& ent
           "cuFuncSetAttribute(max dynamic shared) for " + entry);
 }
 
-// Kernel parameters in ABI order: scalars by value, arrays as device pointers, x and y.
+// Kernel parameters in ABI order: scalars by value, arrays as device pointers, x and y, and the
+// scratch buffer (one buffer serves every scratch slot: the ABI has at most one).
 struct parameters {
   std::vector<int32_t> scalars;
   std::vector<CUdeviceptr> pointers;
   std::vector<void*> slots;
 
-  parameters(const uploaded_data& data, CUdeviceptr x, CUdeviceptr y) {
+  parameters(const uploaded_data& data, CUdeviceptr x, CUdeviceptr y, CUdeviceptr work) {
     scalars.reserve(data.args.size());  // no reallocation: slots point into these
     pointers.reserve(data.args.size());
     for (const uploaded_arg& u : data.args) {
@@ -101,6 +102,10 @@ struct parameters {
           break;
         case arg_kind::output:
           pointers.push_back(y);
+          slots.push_back(&pointers.back());
+          break;
+        case arg_kind::scratch:
+          pointers.push_back(work);
           slots.push_back(&pointers.back());
           break;
       }
@@ -146,13 +151,23 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
     }
     const size_t in_bytes = q.inputs[0].size() * sizeof(float);
     const size_t out_bytes = static_cast<size_t>(q.output_length) * sizeof(float);
+    const bool has_scratch =
+        std::any_of(data->args.begin(), data->args.end(),
+                    [](const uploaded_arg& u) { return u.host.kind == arg_kind::scratch; });
     device_buffer x(in_bytes), y(out_bytes);
-    parameters params(*data, x.get(), y.get());
+    device_buffer work(has_scratch ? in_bytes : 0);  // as large as the input
+    parameters params(*data, x.get(), y.get(), work.get());
     const CUstream stream = device.stream();
 
+    // Before every run, timed ones included (outside the timed region): y and the scratch buffer
+    // hold NaN, so a program that leaves an output unwritten, or reads scratch it has not
+    // written (e.g. RCSR without its gather), fails verification.
     auto poison = [&](CUstream s) {
       check(cuMemsetD32Async(y.get(), q.poison_bits, static_cast<size_t>(q.output_length), s),
             "poisoning the output");
+      if (has_scratch)
+        check(cuMemsetD32Async(work.get(), q.poison_bits, q.inputs[0].size(), s),
+              "poisoning the scratch buffer");
     };
     auto launch_all = [&](CUstream s) {
       for (size_t i = 0; i < functions.size(); ++i) {
@@ -169,7 +184,8 @@ gpu_protocol::run_program_reply run_program(device_context& device, data_cache& 
       phase = trial;
       if (q.measure_time && t + 1 == q.inputs.size()) {
         phase = "timing";
-        const int64_t working_set = data->bytes + static_cast<int64_t>(in_bytes + out_bytes);
+        const int64_t working_set =
+            data->bytes + static_cast<int64_t>(in_bytes + out_bytes + work.bytes());
         const bool flush = should_flush_l2(q.timing, working_set, device.info().l2_bytes);
         // Every run, warm-up or timed, gets values no earlier run had, so nothing a program keeps
         // across runs can stand in for computing; some runs' outputs go back for verification.

@@ -1,0 +1,77 @@
+// RCSR SpMV: the matrix renumbered by reverse Cuthill-McKee (B = P A P^T). A gather entry copies x
+// into the new numbering (work[p] = x[perm[p]], a thread per position: perm and work coalesced,
+// x read at random once per row), then csr_vector on B (a power-of-two lane group per row,
+// shuffle reduction) reads work near the diagonal instead of x at random, and writes
+// y[perm[row]]. lanes = 1 is a thread per row.
+#include <algorithm>
+
+#include "kernel/expert_library.h"
+
+namespace sparserl::expert_detail {
+namespace {
+
+expert_template info() {
+  return {"rcsr_vector",
+          sparse_op::spmv,
+          format_kind::rcsr,
+          "x gathered into the RCM numbering, then a group of `lanes` threads per row of the "
+          "reordered matrix, shuffle reduction",
+          {},
+          {{"block", {128, 256}, "threads per block of both entries (a multiple of 32)"},
+           {"lanes", {1, 2, 4, 8, 16, 32}, "threads per row (a power of two <= 32)"}}};
+}
+
+const char* const source = R"(
+constexpr int kBlock = @block@;
+constexpr int kLanes = @lanes@;  // threads per row
+constexpr int kRowsPerBlock = kBlock / kLanes;
+
+// x in the new numbering: work[p] = x[perm[p]], a thread per position.
+extern "C" __global__ void spmv_rcsr_gather(@ARGS@) {
+  const long long p = (long long)blockIdx.x * kBlock + threadIdx.x;
+  if (p < rows) work[p] = __ldg(&x[perm[p]]);
+}
+
+// y = A x as B work, row p of B being original row perm[p]: its columns are near p.
+extern "C" __global__ void spmv_rcsr(@ARGS@) {
+  const int lane = threadIdx.x & (kLanes - 1);
+  const long long row = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kLanes;
+  float sum = 0.0f;
+  if (row < rows) {
+    const int end = row_ptr[row + 1];
+    // work was written by the previous launch and is only read here: the read-only path is safe.
+    for (int i = row_ptr[row] + lane; i < end; i += kLanes)
+      sum += values[i] * __ldg(&work[col_idx[i]]);
+  }
+  // No thread returned early, so every lane of the warp takes part in the shuffles.
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2)
+    sum += __shfl_down_sync(0xffffffffu, sum, offset, kLanes);
+  if (lane == 0 && row < rows) y[perm[row]] = sum;
+}
+)";
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // A symmetric renumbering needs a square matrix; the lane counts as csr16_vector's.
+  if (f.rows != f.cols) return {};
+  return lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
+}
+
+kernel_program emit(const expert_config& c) {
+  const int64_t block = c.param("block"), lanes = c.param("lanes");
+  require_block(c, block);
+  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::rcsr);
+  kernel_program p;
+  p.launches = {rows_launch("spmv_rcsr_gather", block, block),
+                rows_launch("spmv_rcsr", block, block / lanes)};
+  p.source = fill(source, values);
+  return p;
+}
+
+}  // namespace
+
+family rcsr_vector_spmv() { return {info(), space, emit}; }
+
+}  // namespace sparserl::expert_detail
