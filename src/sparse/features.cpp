@@ -103,16 +103,6 @@ struct block_counts {
   int64_t of_2 = 0, of_4 = 0, of_8 = 0;
 };
 
-double column_distance_mean(const csr_matrix& a) {
-  if (a.nnz() == 0) return 0;
-  double sum = 0;
-#pragma omp parallel for reduction(+ : sum) schedule(static) if (a.nnz() > (int64_t{1} << 20))
-  for (int32_t r = 0; r < a.rows; ++r)
-    for (int32_t i = a.row_ptr[r]; i < a.row_ptr[r + 1]; ++i)
-      sum += std::abs(static_cast<double>(a.col_idx[i]) - r);
-  return sum / static_cast<double>(a.nnz()) / std::max(a.rows, a.cols);
-}
-
 block_counts count_nonzero_blocks(const csr_matrix& a) {
   const int32_t groups = static_cast<int32_t>((int64_t{a.rows} + 7) / 8);
   int64_t of_2 = 0, of_4 = 0, of_8 = 0;
@@ -175,7 +165,8 @@ matrix_features compute_features(const csr_matrix& a) {
   f.block_size = shape.size;
   f.block_size_fill = shape.fill;
   f.row_span_max = max_row_span(a);
-  f.column_distance_mean = column_distance_mean(a);
+  f.column_distance_mean =
+      distance_from_diagonal(a).mean / static_cast<double>(std::max({a.rows, a.cols, 1}));
   // An empty matrix needs no padding: ratio 1 keeps "1 = no padding" true and avoids 0 / 0.
   f.ell_padding_ratio =
       f.nnz == 0 ? 1.0
