@@ -11,6 +11,7 @@
 
 #include "eval/evaluator.h"
 #include "eval/gpu_runner.h"
+#include "kernel/abi.h"
 #include "kernel/expert_library.h"
 #include "kernel/heuristic.h"
 #include "sparse/features.h"
@@ -75,6 +76,54 @@ TEST(GpuExpertDevice, Csr16AndDetectedBsrTemplatesAreCorrect) {
     }
   }
   EXPECT_GT(checked, 8);
+}
+
+// RCSR on the GPU: every rcsr configuration on a mesh and a kNN graph numbered at random, correct
+// through the GPU worker's scratch buffer; and a program that skips the gather (reads the
+// scratch buffer as it finds it) is judged wrong there too: the worker poisons it before every run.
+TEST(GpuExpertDevice, RcsrTemplatesAreCorrectAndASkippedGatherIsWrong) {
+  if (!gpu_present()) GTEST_SKIP() << "no GPU or CUDA driver on this machine";
+  gpu_runner runner;
+  evaluator ev(runner);
+  int checked = 0;
+  for (const family_case& c : {family_case{"mesh2d", 300000, 2, 1, "random"},
+                               family_case{"knn", 100000, 2, 1, "random"}}) {
+    const csr_matrix a = generate(c);
+    const matrix_features f = compute_features(a);
+    const std::string label =
+        std::string(c.family) + " " + c.order + " (" + std::to_string(a.nnz()) + " nnz)";
+    SCOPED_TRACE(label);
+    for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 32}}) {
+      const eval_task task{op, &a, k, label};
+      for (const expert_config& e : expert_space(op, f, k)) {
+        if (e.format != format_kind::rcsr) continue;
+        const verdict v = ev.evaluate_program(task, emit_program(e));
+        EXPECT_TRUE(v.correct) << e.describe() << ": " << v.failure;
+        ++checked;
+        std::printf("GPU: %s | %s | %s | speedup %.3f vs %s\n", label.c_str(), e.describe().c_str(),
+                    v.correct ? "correct" : v.failure.c_str(), v.speedup.value_or(0.0),
+                    v.baseline_name.c_str());
+      }
+    }
+    // The honest product on B without the gather into `work`.
+    const std::string args =
+        entry_signature(sparse_op::spmv, format_kind::rcsr, "spmv_rcsr_gather");
+    const std::string product = entry_signature(sparse_op::spmv, format_kind::rcsr, "spmv_rcsr");
+    const verdict skipped = ev.evaluate({sparse_op::spmv, &a, 1, label},
+                                        "FORMAT: RCSR\nLAUNCH: block=128 rows_per_block=128\n" +
+                                            args + " { (void)perm; }\n" + product + R"( {
+  const int p = blockIdx.x * blockDim.x + threadIdx.x;
+  if (p >= rows) return;
+  float s = 0.0f;
+  for (int i = row_ptr[p]; i < row_ptr[p + 1]; ++i) s += values[i] * work[col_idx[i]];
+  y[perm[p]] = s;
+}
+)");
+    EXPECT_TRUE(skipped.ran) << skipped.failure;
+    EXPECT_FALSE(skipped.correct);
+    std::printf("GPU: %s | RCSR without its gather | %s\n", label.c_str(), skipped.failure.c_str());
+  }
+  EXPECT_GE(checked, 8);
 }
 
 }  // namespace
