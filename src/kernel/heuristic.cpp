@@ -58,10 +58,16 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     (8 slots of 2 rows per thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs
 //     COO's 0.63x of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row
 //     1673, Gini 0.36) was 5% faster with COO, and so were circuits of 113k-388k rows;
-//  5. ELL padding <= 1.2 (nearly even rows) and columns spread over the whole matrix: ELL, a
+//  5. a square matrix in a random node order (mean |col - row| above a tenth of the width) that
+//     has a local order (RCM brings it 8x closer) and rows of 5 or more: RCSR, x gathered into
+//     the RCM numbering, then about four nonzeros per lane (realistic suite, H200 2026-12-04:
+//     mesh2d / mesh3d / kNN in random order 1.31-2.04x of cuSPARSE with RCSR against 1.03-1.11x
+//     without; road in random order, 3.8 per row, 0.68x of ELL: the gather and the scattered
+//     write cost a random access per row, which short rows do not pay back);
+//  6. ELL padding <= 1.2 (nearly even rows) and columns spread over the whole matrix: ELL, a
 //     thread per row, coalesced (when a row's columns lie near it, CSR's cached x wins);
-//  6. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
-//  7. short rows (mean < 3), or rows up to 12 whose columns lie near them: csr_scalar;
+//  7. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
+//  8. short rows (mean < 3), or rows up to 12 whose columns lie near them: csr_scalar;
 //     otherwise csr_vector with about two nonzeros per lane (four when the columns lie near the
 //     row), blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200
 //     2026-12-03).
@@ -103,6 +109,12 @@ expert_config pick_spmv(const matrix_features& f) {
                           : long_tail && f.nnz >= (int64_t{1} << 22) ? 16
                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
+  }
+  if (f.rows == f.cols && mean >= 5 && f.column_distance_mean > random_order_distance &&
+      f.renumbered_distance_mean * 8 < f.column_distance_mean) {
+    const int64_t lanes = std::min<int64_t>(
+        32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 4))));
+    return config("rcsr_vector", op, format_kind::rcsr, {}, {{"block", 256}, {"lanes", lanes}});
   }
   // ELL's thread per row reads x at columns scattered over the whole vector; when a row's
   // columns lie near it (natural or bandwidth-reducing order) CSR reuses x in cache instead

@@ -146,6 +146,17 @@ double block_fill(int64_t nnz, int64_t blocks, int32_t b) {
   return nnz == 0 ? 0 : static_cast<double>(nnz) / (static_cast<double>(blocks) * b * b);
 }
 
+double renumbered_distance_mean(const csr_matrix& a, double own) {
+  if (a.rows != a.cols || own <= random_order_distance) return own;
+  rcsr_matrix b = to_rcsr(a);
+  csr_matrix renumbered;
+  renumbered.rows = a.rows;
+  renumbered.cols = a.cols;
+  renumbered.row_ptr = std::move(b.row_ptr);
+  renumbered.col_idx = std::move(b.col_idx);
+  return distance_from_diagonal(renumbered).mean / static_cast<double>(std::max(a.rows, 1));
+}
+
 }  // namespace
 
 matrix_features compute_features(const csr_matrix& a) {
@@ -167,6 +178,7 @@ matrix_features compute_features(const csr_matrix& a) {
   f.row_span_max = max_row_span(a);
   f.column_distance_mean =
       distance_from_diagonal(a).mean / static_cast<double>(std::max({a.rows, a.cols, 1}));
+  f.renumbered_distance_mean = renumbered_distance_mean(a, f.column_distance_mean);
   // An empty matrix needs no padding: ratio 1 keeps "1 = no padding" true and avoids 0 / 0.
   f.ell_padding_ratio =
       f.nnz == 0 ? 1.0
@@ -195,7 +207,8 @@ nlohmann::json features_to_json(const matrix_features& f) {
           {"block_size", f.block_size},
           {"block_size_fill", f.block_size_fill},
           {"row_span_max", f.row_span_max},
-          {"column_distance_mean", f.column_distance_mean}};
+          {"column_distance_mean", f.column_distance_mean},
+          {"renumbered_distance_mean", f.renumbered_distance_mean}};
 }
 
 }  // namespace sparserl

@@ -293,7 +293,7 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   std::vector<int32_t> even(400, 64);
   EXPECT_EQ(pick(testing::from_lengths(1000, even, 3)).name, "ell");  // no padding at all
   // Even rows whose columns lie near the row (a kNN graph in natural or RCM order): CSR, which
-  // reuses x in cache; in random order ELL.
+  // reuses x in cache; in random order RCSR, which renumbers it back into a local order.
   generator_spec knn = default_spec("knn");
   knn.rows = 4000;
   for (const char* order : {"natural", "rcm", "random"}) {
@@ -302,10 +302,24 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
     ASSERT_LE(kf.ell_padding_ratio, 1.2) << order;
     const std::string name = pick_heuristic(sparse_op::spmv, kf, 1).name;
     if (std::string(order) == "random")
-      EXPECT_EQ(name, "ell");
+      EXPECT_EQ(name, "rcsr_vector");
     else
       EXPECT_TRUE(name == "csr_scalar" || name == "csr_vector") << order << ": " << name;
   }
+  // RCSR only where a local order exists and rows pay for the gather: not for even random rows
+  // (no local order: ELL), not for a road network in random order (~3 per row), not for SpMM.
+  const matrix_features random_rows = compute_features(testing::from_lengths(1000, even, 3));
+  EXPECT_GT(random_rows.column_distance_mean, random_order_distance);
+  EXPECT_GT(random_rows.renumbered_distance_mean * 8, random_rows.column_distance_mean);
+  generator_spec road = default_spec("road");
+  road.rows = 4000;
+  road.order = "random";
+  const matrix_features rf = compute_features(generate_matrix(road));
+  ASSERT_LT(rf.row_length_mean, 5);
+  EXPECT_NE(pick_heuristic(sparse_op::spmv, rf, 1).name, "rcsr_vector");
+  knn.order = "random";
+  EXPECT_NE(pick_heuristic(sparse_op::spmm, compute_features(generate_matrix(knn)), 32).format,
+            format_kind::rcsr);
   // DIA: two rows per thread once the rows pass the H200's resident threads (270,336).
   matrix_features stencil = compute_features(testing::generated("stencil2d", 900));
   stencil.rows = stencil.cols = 262144;

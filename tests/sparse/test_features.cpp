@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sparse/features.h"
+#include "sparse/generators.h"
 
 namespace sparserl {
 namespace {
@@ -198,7 +199,7 @@ TEST(Features, JsonHoldsEveryField) {
   std::mt19937_64 g(7);
   const matrix_features f = compute_features(random_matrix(g));
   const nlohmann::json j = features_to_json(f);
-  EXPECT_EQ(j.size(), 21u);
+  EXPECT_EQ(j.size(), 22u);
   EXPECT_EQ(j.at("rows").get<int32_t>(), f.rows);
   EXPECT_EQ(j.at("cols").get<int32_t>(), f.cols);
   EXPECT_EQ(j.at("nnz").get<int64_t>(), f.nnz);
@@ -220,6 +221,7 @@ TEST(Features, JsonHoldsEveryField) {
   EXPECT_EQ(j.at("block_size_fill").get<double>(), f.block_size_fill);
   EXPECT_EQ(j.at("row_span_max").get<int64_t>(), f.row_span_max);
   EXPECT_EQ(j.at("column_distance_mean").get<double>(), f.column_distance_mean);
+  EXPECT_EQ(j.at("renumbered_distance_mean").get<double>(), f.renumbered_distance_mean);
 }
 
 // The widest row span (what CSR16 needs to fit in 16 bits): last minus first column of a row.
@@ -258,6 +260,29 @@ TEST(Features, ColumnDistanceIsSmallForABandAndLargeForARandomOrder) {
   EXPECT_LT(banded, 0.001);
   EXPECT_GT(random, 0.25);
   EXPECT_LT(random, 0.4);
+}
+
+TEST(Features, RenumberedDistanceFindsALocalOrderWhereOneExists) {
+  // A 2D mesh numbered at random: RCM brings it back near the diagonal. The natural order is
+  // not renumbered (its own distance stands in); a wide matrix never is.
+  generator_spec mesh = default_spec("mesh2d");
+  mesh.rows = 4000;
+  mesh.order = "random";
+  const matrix_features shuffled = compute_features(generate_matrix(mesh));
+  EXPECT_GT(shuffled.column_distance_mean, random_order_distance);
+  EXPECT_LT(shuffled.renumbered_distance_mean * 8, shuffled.column_distance_mean);
+  mesh.order = "natural";
+  const matrix_features natural = compute_features(generate_matrix(mesh));
+  EXPECT_EQ(natural.renumbered_distance_mean, natural.column_distance_mean);
+  const matrix_features wide =
+      compute_features(csr_from_triplets(2, 10, {{0, 9, 1.f}, {1, 0, 1.f}}));
+  EXPECT_EQ(wide.renumbered_distance_mean, wide.column_distance_mean);
+  // Uniformly random columns have no local order: RCM leaves them far.
+  generator_spec random = default_spec("random");
+  random.rows = 4000;
+  const matrix_features er = compute_features(generate_matrix(random));
+  ASSERT_GT(er.column_distance_mean, random_order_distance);
+  EXPECT_GT(er.renumbered_distance_mean * 8, er.column_distance_mean);
 }
 
 }  // namespace
