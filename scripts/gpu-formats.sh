@@ -3,7 +3,9 @@
 #   1. build build-gpu/ through scripts/gpu-check.sh (only the targets needed) and run the GPU test
 #      tests/eval/test_expert_gpu.cpp: every CSR16 and BSR (detected block shape) configuration
 #      the expert spaces offer, and the heuristic's pick, through the real harness on FEM meshes
-#      (3 and 6 dof per node) and a mesh, SpMV and SpMM; each must be correct;
+#      (3 and 6 dof per node) and a mesh, SpMV and SpMM, and every RCSR configuration on a mesh
+#      and a kNN graph in random order (plus an RCSR program without its gather, judged wrong);
+#      each must be correct;
 #   2. `sparserl bench --suite realistic --only ...` (SpMV): the whole tuned space, now with CSR16
 #      and BSR 3x3 / 6x6, against the fastest cuSPARSE algorithm on realistic-suite matrices;
 #   3. per matrix, the best CSR16 and the best BSR candidate next to cuSPARSE, the tuned best and
