@@ -10,7 +10,7 @@
 # Empty THROUGHPUT_WORKERS or OPS skip those parts; BENCH_ARGS adds bench options (e.g.
 # "--only circuit,lp", or "--suite realistic" for the graph families of docs/matrix-families.md);
 # SUITE_LIMIT_S bounds each suite (what it had
-# measured by then stays in its bench.log).
+# measured by then stays in its bench.json, marked "complete": false, and its bench.log).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}

@@ -1,7 +1,8 @@
 // sparserl bench: the benchmark suite. For each generated matrix: cuSPARSE (its fastest correct
 // CSR algorithm, named per matrix), the heuristic's pick
 // and the autotuned best, all timed by the same protocol in one run, with the device's measured
-// copy bandwidth as the roofline. Writes bench.csv and bench.json; tools/plot_bench.py draws them.
+// copy bandwidth as the roofline. Writes bench.csv and bench.json (after every matrix, so a run cut
+// short keeps what it measured); tools/plot_bench.py draws them.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -339,6 +340,21 @@ void run_bench(const bench_args& a) {
     if (b.ok) peak = b.gbps;
   }
   nlohmann::json rows = nlohmann::json::array();
+  // bench.json and bench.csv are rewritten after every matrix ("complete": false until the last),
+  // so a run stopped by a time limit (scripts/gpu-bench.sh's SUITE_LIMIT_S) keeps what it measured.
+  const auto write_outputs = [&](bool complete) {
+    const nlohmann::json doc = {{"suite", a.suite},
+                                {"op", a.op},
+                                {"k", a.k},
+                                {"executor", runner->name()},
+                                {"peak_copy_gbps", peak},
+                                {"complete", complete},
+                                {"matrices", rows},
+                                {"summary", summarize(rows)}};
+    write_text(a.out_dir + "/bench.json", doc.dump(2) + "\n");
+    write_text(a.out_dir + "/bench.csv", csv(rows));
+    return doc["summary"];
+  };
   for (const suite_matrix& m : matrices) {
     rows.push_back(bench_one(*runner, m, a, peak));
     const auto& r = rows.back();
@@ -347,17 +363,9 @@ void run_bench(const bench_args& a) {
                 r["cusparse_algorithm"].get<std::string>().c_str(), r["best_ms"].dump().c_str(),
                 r["best"].get<std::string>().c_str(), r["speedup_best"].dump().c_str());
     std::fflush(stdout);
+    if (rows.size() < matrices.size()) write_outputs(false);
   }
-  const nlohmann::json summary = summarize(rows);
-  const nlohmann::json doc = {{"suite", a.suite},
-                              {"op", a.op},
-                              {"k", a.k},
-                              {"executor", runner->name()},
-                              {"peak_copy_gbps", peak},
-                              {"matrices", rows},
-                              {"summary", summary}};
-  write_text(a.out_dir + "/bench.json", doc.dump(2) + "\n");
-  write_text(a.out_dir + "/bench.csv", csv(rows));
+  const nlohmann::json summary = write_outputs(true);
   std::printf("summary: %s\nwritten: %s/bench.json, %s/bench.csv\n", summary.dump().c_str(),
               a.out_dir.c_str(), a.out_dir.c_str());
 }

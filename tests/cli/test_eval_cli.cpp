@@ -77,6 +77,7 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
   ASSERT_EQ(doc["matrices"].size(), 2u);
   EXPECT_EQ(doc["matrices"][0]["matrix"], "lp");
   EXPECT_EQ(doc["executor"], "cpu");
+  EXPECT_TRUE(doc["complete"].get<bool>());  // false only in the copies written along the way
   for (const auto& m : doc["matrices"]) {
     EXPECT_GT(m["nnz"].get<int64_t>(), 0);
     EXPECT_EQ(m["correct"].get<int>(), m["candidates"].get<int>());  // every template is right
