@@ -24,9 +24,9 @@ double block_fill(const matrix_features& f, int64_t b) {
 }
 
 // The largest square block size (2, 4 or 8) whose blocks are at least `min_fill` full, or 0. The
-// detected block size (sparse/block_shape.h, e.g. 3x3 for 3-dof FEM) and CSR16 are in the tuner's
-// space but not picked here until the H200 has timed them (scripts/gpu-formats.sh): the rules
-// below are the measured ones.
+// detected block size (sparse/block_shape.h, e.g. 3x3 for 3-dof FEM) is picked by SpMV rule 2
+// since the H200 timed it (realistic suite, 2026-12-04); CSR16 is in the tuner's space, not
+// picked here.
 int64_t dense_block(const matrix_features& f, double min_fill) {
   if (f.block_fill_8 >= min_fill) return 8;
   if (f.block_fill_4 >= min_fill) return 4;
@@ -43,7 +43,8 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 // SpMV rules, first match wins (revised from the H200 suite of docs/benchmarks.md, 2026-12-02, and
 // from the 211 timed labels of data/labels/, 2026-12-04: `sparserl dataset score-heuristic`):
 //  1. no nonzeros: csr_scalar (it only writes zeros);
-//  2. square blocks >= 80% full (FEM, block-structured): BSR with the largest such block, a
+//  2. square blocks >= 80% full (FEM, block-structured): BSR with the detected block shape when it
+//     is not a power of two (3x3, 6x6: below), else with the largest such block, a
 //     thread per row when block rows hold few blocks, else a warp per block row (checked before
 //     DIA: on the FEM matrix BSR 4x4 ran 1.7x faster than DIA);
 //  3. DIA streams no more bytes than CSR (stencils, banded): DIA, a coalesced stream with no
@@ -79,6 +80,17 @@ expert_config pick_spmv(const matrix_features& f) {
   const double mean = f.row_length_mean;
   if (f.nnz == 0 || f.rows == 0)
     return config("csr_scalar", op, format_kind::csr, {}, {{"block", 256}, {"unroll", 1}});
+  // The detected block shape when it is not a power of two (FEM with 3 or 6 unknowns a node) and
+  // larger than the largest full power-of-two block: BSR k x k, a lane group of the next power of
+  // two per block row, blocks of 128 (the tuned best on all four FEM matrices of the realistic
+  // suite, H200 2026-12-04: 3x3 group 4 on three, 6x6 group 8, 1.20-1.52x of cuSPARSE; block 128
+  // on three of the four; the rule below picked DIA, csr_vector or BSR 2x2 there).
+  if (f.block_size > 1 && !expert_detail::is_pow2(f.block_size) && f.block_size_fill >= 0.8 &&
+      f.block_size > dense_block(f, 0.8)) {
+    const int64_t b = f.block_size;
+    return config("bsr", op, format_kind::bsr, {{"r", b}, {"c", b}},
+                  {{"block", 128}, {"group", expert_detail::pow2_at_least(b)}});
+  }
   if (const int64_t b = dense_block(f, 0.8)) {
     // nnz per block row = mean * b, each block holds b * b * fill of them.
     const double blocks_per_block_row = mean / (b * block_fill(f, b));

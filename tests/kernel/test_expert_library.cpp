@@ -348,6 +348,13 @@ TEST(ExpertHeuristic, FemMeshDetectedBlockShapeIsOffered) {
     for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
       check_program(pick_heuristic(op, compute_features(a), k), a, k);
     }
+    // SpMV picks it (timed fastest on the H200's FEM matrices), a lane group of the next power of
+    // two per block row: 3x3 with 4, 6x6 with 8 — ahead of RCSR, though the order is random.
+    const expert_config spmv = pick_heuristic(sparse_op::spmv, compute_features(a), 1);
+    EXPECT_EQ(spmv.format, format_kind::bsr) << spmv.describe();
+    EXPECT_EQ(spmv.format_params.at("r"), dof);
+    EXPECT_EQ(spmv.format_params.at("c"), dof);
+    EXPECT_EQ(spmv.params.at("group"), dof == 3 ? 4 : 8);
     // The spaces offer it too (the tuner's choice), SpMV and SpMM.
     for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 64}}) {
       const std::vector<expert_config> space = expert_space(op, compute_features(a), k);
