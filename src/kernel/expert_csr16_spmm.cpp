@@ -51,31 +51,11 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
   // csr_rowgroup's tiles and groups, without its shuffle cache; only where CSR16 holds the matrix.
   std::vector<expert_config> out;
   if (f.row_span_max > 65535) return out;
-  const std::vector<int64_t> tiles = spmm_tiles(k);
-  for (size_t t = 0; t < tiles.size() && t < 2; ++t) {
-    const int64_t tile = tiles[t];
-    for (int64_t group : {2, 8, 32}) {
-      if (group > tile || tile / group > 16) continue;
-      out.push_back(make_config(
-          info(), {},
-          {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}}));
-    }
-  }
+  for (const auto& params : rowgroup_configs(k)) out.push_back(make_config(info(), {}, params));
   return out;
 }
 
-kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
-  require_block(c, block);
-  check_tile(c, group, tile, c.param("vec"), 32);
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmm, format_kind::csr16);
-  values["TILE"] = spmm_tile_source(c.param("vec"));
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / group, tile)};
-  p.source = fill(source, values);
-  return p;
-}
+kernel_program emit(const expert_config& c) { return emit_rowgroup(c, format_kind::csr16, source); }
 
 }  // namespace
 

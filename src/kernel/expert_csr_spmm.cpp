@@ -131,20 +131,11 @@ const char* const loop_cached = R"(  const unsigned mask = @MASK@;  // this grou
 
 std::vector<expert_config> space(const matrix_features&, int k) {
   std::vector<expert_config> out;
-  const std::vector<int64_t> tiles = spmm_tiles(k);
-  for (size_t t = 0; t < tiles.size() && t < 2; ++t) {
-    const int64_t tile = tiles[t];
-    for (int64_t group : {2, 8, 32}) {
-      if (group > tile || tile / group > 16) continue;
-      for (int64_t cache : {0, 1})
-        out.push_back(make_config(info(), {},
-                                  {{"block", 256},
-                                   {"group", group},
-                                   {"tile", tile},
-                                   {"vec", tile_vec(group, tile, k)},
-                                   {"cache", cache}}));
+  for (std::map<std::string, int64_t> params : rowgroup_configs(k))
+    for (int64_t cache : {0, 1}) {
+      params["cache"] = cache;
+      out.push_back(make_config(info(), {}, params));
     }
-  }
   return out;
 }
 
@@ -195,6 +186,32 @@ std::vector<int64_t> spmm_tiles(int k) {
   for (int64_t t : {256, 128, 64, 32})
     if (t <= kp) out.push_back(t);
   return out;
+}
+
+std::vector<std::map<std::string, int64_t>> rowgroup_configs(int k) {
+  std::vector<std::map<std::string, int64_t>> out;
+  const std::vector<int64_t> tiles = spmm_tiles(k);
+  for (size_t t = 0; t < tiles.size() && t < 2; ++t)
+    for (int64_t group : {2, 8, 32}) {
+      const int64_t tile = tiles[t];
+      if (group > tile || tile / group > 16) continue;
+      out.push_back(
+          {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}});
+    }
+  return out;
+}
+
+kernel_program emit_rowgroup(const expert_config& c, format_kind format, const char* source) {
+  const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
+  require_block(c, block);
+  check_tile(c, group, tile, c.param("vec"), 32);
+  auto values = as_text(c.params);
+  values["ARGS"] = entry_args(sparse_op::spmm, format);
+  values["TILE"] = spmm_tile_source(c.param("vec"));
+  kernel_program p;
+  p.launches = {rows_launch("", block, block / group, tile)};
+  p.source = fill(source, values);
+  return p;
 }
 
 family csr_rowgroup_spmm() { return {info(), space, emit}; }

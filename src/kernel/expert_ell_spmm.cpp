@@ -90,23 +90,10 @@ extern "C" __global__ void spmm_sell(@ARGS@) {
 }
 )";
 
-std::vector<std::map<std::string, int64_t>> group_configs(int k) {
-  std::vector<std::map<std::string, int64_t>> out;
-  const std::vector<int64_t> tiles = spmm_tiles(k);
-  for (size_t t = 0; t < tiles.size() && t < 2; ++t)
-    for (int64_t group : {2, 8, 32}) {
-      const int64_t tile = tiles[t];
-      if (group > tile || tile / group > 16) continue;
-      out.push_back(
-          {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}});
-    }
-  return out;
-}
-
 std::vector<expert_config> ell_space(const matrix_features& f, int k) {
   std::vector<expert_config> out;
   if (f.nnz > 0 && f.ell_padding_ratio > 3) return out;  // as ELL SpMV: padding dominates
-  for (auto& params : group_configs(k)) out.push_back(make_config(ell_info(), {}, params));
+  for (auto& params : rowgroup_configs(k)) out.push_back(make_config(ell_info(), {}, params));
   return out;
 }
 
@@ -116,7 +103,7 @@ std::vector<expert_config> sell_space(const matrix_features& f, int k) {
   for (int64_t sigma : {1, 4096}) {
     if (sigma > 1 && !varied) continue;
     if (!sell_padding_bounded(f, 32, sigma)) continue;
-    for (auto& params : group_configs(k))
+    for (auto& params : rowgroup_configs(k))
       out.push_back(make_config(sell_info(), {{"C", 32}, {"sigma", sigma}}, params));
   }
   return out;

@@ -162,6 +162,14 @@ int64_t tile_vec(int64_t group, int64_t tile, int k);
 // The tiles worth trying for k, largest first: the powers of two 32..256 not beyond k (rounded
 // up), or k rounded up when k < 32.
 std::vector<int64_t> spmm_tiles(int k);
+// The lane-group SpMM configurations (csr_rowgroup, csr16_rowgroup, rcsr_rowgroup, ELL, SELL):
+// the two widest tiles of spmm_tiles(k), lane groups of 2, 8 and 32 that fit the tile with at
+// most 16 columns a lane, blocks of 256 and the vec tile_vec gives; widest tile first.
+std::vector<std::map<std::string, int64_t>> rowgroup_configs(int k);
+// A one-pass lane-group SpMM program over `format` whose source uses @ARGS@ and @TILE@ (the
+// tile helpers): checks block and tile, one unnamed launch of block / group rows per block and
+// a k-tile per block column.
+kernel_program emit_rowgroup(const expert_config& c, format_kind format, const char* source);
 // BSR SpMM with r x r blocks and `group`-lane groups: the widest tile of spmm_tiles(k) that
 // keeps r * tile / group accumulators within 32 registers (and tile >= group); 0 when none.
 int64_t bsr_spmm_tile(int64_t r, int64_t group, int k);

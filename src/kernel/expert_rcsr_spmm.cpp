@@ -65,30 +65,16 @@ std::vector<expert_config> space(const matrix_features& f, int k) {
   // csr16_rowgroup's tiles and groups; only square matrices can be renumbered symmetrically.
   std::vector<expert_config> out;
   if (f.rows != f.cols) return out;
-  const std::vector<int64_t> tiles = spmm_tiles(k);
-  for (size_t t = 0; t < tiles.size() && t < 2; ++t) {
-    const int64_t tile = tiles[t];
-    for (int64_t group : {2, 8, 32}) {
-      if (group > tile || tile / group > 16) continue;
-      out.push_back(make_config(
-          info(), {},
-          {{"block", 256}, {"group", group}, {"tile", tile}, {"vec", tile_vec(group, tile, k)}}));
-    }
-  }
+  for (const auto& params : rowgroup_configs(k)) out.push_back(make_config(info(), {}, params));
   return out;
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block"), group = c.param("group"), tile = c.param("tile");
-  require_block(c, block);
-  check_tile(c, group, tile, c.param("vec"), 32);
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmm, format_kind::rcsr);
-  values["TILE"] = spmm_tile_source(c.param("vec"));
-  kernel_program p;
+  // The row-group product, with the gather launched before it (a warp per row and k-tile).
+  kernel_program p = emit_rowgroup(c, format_kind::rcsr, source);
+  const int64_t block = c.param("block"), tile = c.param("tile");
   p.launches = {rows_launch("spmm_rcsr_gather", block, block / 32, tile),
-                rows_launch("spmm_rcsr", block, block / group, tile)};
-  p.source = fill(source, values);
+                rows_launch("spmm_rcsr", block, block / c.param("group"), tile)};
   return p;
 }
 

@@ -58,15 +58,11 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block"), lanes = c.param("lanes");
-  require_block(c, block);
-  require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::rcsr);
-  kernel_program p;
+  // csr_vector's checks and source filling, with the gather launched before the product.
+  kernel_program p = emit_lanes_per_row(c, format_kind::rcsr, source);
+  const int64_t block = c.param("block");
   p.launches = {rows_launch("spmv_rcsr_gather", block, block),
-                rows_launch("spmv_rcsr", block, block / lanes)};
-  p.source = fill(source, values);
+                rows_launch("spmv_rcsr", block, block / c.param("lanes"))};
   return p;
 }
 
