@@ -44,6 +44,20 @@ csr_matrix generate(const family_case& c) {
   return generate_matrix(s);
 }
 
+// Each configuration through the real harness on `task`: it must be correct; its verdict and
+// speed-up are printed ("GPU:" lines, which the device scripts collect). Returns how many ran.
+int expect_correct(evaluator& ev, const eval_task& task,
+                   const std::vector<expert_config>& configs) {
+  for (const expert_config& e : configs) {
+    const verdict v = ev.evaluate_program(task, emit_program(e));
+    EXPECT_TRUE(v.correct) << e.describe() << ": " << v.failure;
+    std::printf("GPU: %s | %s | %s | speedup %.3f vs %s\n", task.id.c_str(), e.describe().c_str(),
+                v.correct ? "correct" : v.failure.c_str(), v.speedup.value_or(0.0),
+                v.baseline_name.c_str());
+  }
+  return static_cast<int>(configs.size());
+}
+
 TEST(GpuExpertDevice, Csr16AndDetectedBsrTemplatesAreCorrect) {
   if (!gpu_present()) GTEST_SKIP() << "no GPU or CUDA driver on this machine";
   gpu_runner runner;
@@ -64,15 +78,7 @@ TEST(GpuExpertDevice, Csr16AndDetectedBsrTemplatesAreCorrect) {
       for (const expert_config& e : expert_space(op, f, k))
         if (e.format == format_kind::csr16 || e.format == format_kind::bsr) configs.push_back(e);
       configs.push_back(pick_heuristic(op, f, k));
-      const eval_task task{op, &a, k, label};
-      for (const expert_config& e : configs) {
-        const verdict v = ev.evaluate_program(task, emit_program(e));
-        EXPECT_TRUE(v.correct) << e.describe() << ": " << v.failure;
-        ++checked;
-        std::printf("GPU: %s | %s | %s | speedup %.3f vs %s\n", label.c_str(), e.describe().c_str(),
-                    v.correct ? "correct" : v.failure.c_str(), v.speedup.value_or(0.0),
-                    v.baseline_name.c_str());
-      }
+      checked += expect_correct(ev, {op, &a, k, label}, configs);
     }
   }
   EXPECT_GT(checked, 8);
@@ -94,16 +100,10 @@ TEST(GpuExpertDevice, RcsrTemplatesAreCorrectAndASkippedGatherIsWrong) {
         std::string(c.family) + " " + c.order + " (" + std::to_string(a.nnz()) + " nnz)";
     SCOPED_TRACE(label);
     for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 32}}) {
-      const eval_task task{op, &a, k, label};
-      for (const expert_config& e : expert_space(op, f, k)) {
-        if (e.format != format_kind::rcsr) continue;
-        const verdict v = ev.evaluate_program(task, emit_program(e));
-        EXPECT_TRUE(v.correct) << e.describe() << ": " << v.failure;
-        ++checked;
-        std::printf("GPU: %s | %s | %s | speedup %.3f vs %s\n", label.c_str(), e.describe().c_str(),
-                    v.correct ? "correct" : v.failure.c_str(), v.speedup.value_or(0.0),
-                    v.baseline_name.c_str());
-      }
+      std::vector<expert_config> configs;
+      for (const expert_config& e : expert_space(op, f, k))
+        if (e.format == format_kind::rcsr) configs.push_back(e);
+      checked += expect_correct(ev, {op, &a, k, label}, configs);
     }
     // The honest product on B without the gather into `work`.
     const std::string args =
