@@ -496,24 +496,32 @@ TEST(GpuRunnerPool, ConcurrentCallersShareThePool) {
 
 // The worker receives every argument kind as the harness built it: CSR16's 16-bit column offsets
 // arrive byte for byte (the worker uploads arrays by kind, generically).
+// A load message for `args` (evicting `evict`), decoded: every argument comes back as it went.
+gpu_protocol::load_request load_round_trip(const std::vector<kernel_arg>& args,
+                                           const std::vector<std::string>& evict) {
+  const std::vector<char> message = gpu_protocol::encode_load("k", evict, args);
+  wire::reader r(message);
+  EXPECT_EQ(gpu_protocol::read_kind(r), gpu_protocol::message::load_data);
+  gpu_protocol::load_request q = gpu_protocol::decode_load(r);
+  EXPECT_EQ(q.args.size(), args.size());
+  for (size_t i = 0; i < std::min(q.args.size(), args.size()); ++i) {
+    EXPECT_EQ(q.args[i].kind, args[i].kind) << args[i].name;
+    EXPECT_EQ(q.args[i].name, args[i].name);
+    EXPECT_EQ(q.args[i].scalar, args[i].scalar);
+    EXPECT_EQ(q.args[i].ints, args[i].ints);
+    EXPECT_EQ(q.args[i].floats, args[i].floats);
+    EXPECT_EQ(q.args[i].shorts, args[i].shorts);
+  }
+  return q;
+}
+
 TEST(GpuRunnerPool, LoadCarriesSixteenBitArrays) {
   const csr_matrix a = csr_from_triplets(3, 70000, {{0, 10, 1.0f}, {0, 65545, 2.0f}, {2, 7, 3.0f}});
   kernel_program p;
   p.format = format_kind::csr16;
   const format_arguments args = build_arguments(sparse_op::spmv, a, p, 1);
-  const std::vector<char> message = gpu_protocol::encode_load("k", {"old"}, args.args);
-  wire::reader r(message);
-  ASSERT_EQ(gpu_protocol::read_kind(r), gpu_protocol::message::load_data);
-  const gpu_protocol::load_request q = gpu_protocol::decode_load(r);
+  const gpu_protocol::load_request q = load_round_trip(args.args, {"old"});
   ASSERT_EQ(q.args.size(), args.args.size());
-  for (size_t i = 0; i < q.args.size(); ++i) {
-    EXPECT_EQ(q.args[i].kind, args.args[i].kind) << args.args[i].name;
-    EXPECT_EQ(q.args[i].name, args.args[i].name);
-    EXPECT_EQ(q.args[i].scalar, args.args[i].scalar);
-    EXPECT_EQ(q.args[i].ints, args.args[i].ints);
-    EXPECT_EQ(q.args[i].floats, args.args[i].floats);
-    EXPECT_EQ(q.args[i].shorts, args.args[i].shorts);
-  }
   const kernel_arg& offsets = q.args[5];
   EXPECT_EQ(offsets.kind, arg_kind::u16_array);
   EXPECT_EQ(offsets.shorts, (std::vector<uint16_t>{0, 65535, 0}));
@@ -528,17 +536,8 @@ TEST(GpuRunnerPool, LoadCarriesTheScratchPlaceholder) {
   kernel_program p;
   p.format = format_kind::rcsr;
   const format_arguments args = build_arguments(sparse_op::spmv, a, p, 1);
-  const std::vector<char> message = gpu_protocol::encode_load("k", {}, args.args);
-  wire::reader r(message);
-  ASSERT_EQ(gpu_protocol::read_kind(r), gpu_protocol::message::load_data);
-  const gpu_protocol::load_request q = gpu_protocol::decode_load(r);
+  const gpu_protocol::load_request q = load_round_trip(args.args, {});
   ASSERT_EQ(q.args.size(), args.args.size());
-  for (size_t i = 0; i < q.args.size(); ++i) {
-    EXPECT_EQ(q.args[i].kind, args.args[i].kind) << args.args[i].name;
-    EXPECT_EQ(q.args[i].name, args.args[i].name);
-    EXPECT_EQ(q.args[i].ints, args.args[i].ints);
-    EXPECT_EQ(q.args[i].floats, args.args[i].floats);
-  }
   const kernel_arg& work = q.args[7];  // rows, cols, nnz, perm, row_ptr, col_idx, values, work
   EXPECT_EQ(work.kind, arg_kind::scratch);
   EXPECT_EQ(work.name, "work");

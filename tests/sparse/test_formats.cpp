@@ -185,6 +185,19 @@ AssertionResult matches_reference(const named_matrix& m, F spmv_of) {
   return AssertionSuccess();
 }
 
+// A layout that converts back: to_csr gives the matrix exactly, and its own SpMV matches the
+// reference (CSR16, RCSR).
+template <typename Layout>
+void expect_round_trip(const named_matrix& m, const Layout& c) {
+  const csr_matrix back = to_csr(c);
+  EXPECT_EQ(back.rows, m.a.rows);
+  EXPECT_EQ(back.cols, m.a.cols);
+  EXPECT_EQ(back.row_ptr, m.a.row_ptr);
+  EXPECT_EQ(back.col_idx, m.a.col_idx);
+  EXPECT_EQ(back.values, m.a.values);
+  EXPECT_TRUE(matches_reference(m, [&](const float* x, float* y) { spmv(c, x, y); }));
+}
+
 int32_t longest_row(const csr_matrix& a) {
   int32_t n = 0;
   for (int32_t r = 0; r < a.rows; ++r) n = std::max(n, a.row_length(r));
@@ -456,13 +469,7 @@ TEST(Formats, Csr16RoundTripsAndMatchesReference) {
     ASSERT_EQ(c.col_base.size(), static_cast<size_t>(m.a.rows));
     for (int32_t r = 0; r < m.a.rows; ++r)
       EXPECT_EQ(c.col_base[r], m.a.row_length(r) ? m.a.col_idx[m.a.row_ptr[r]] : 0) << "row " << r;
-    const csr_matrix back = to_csr(c);
-    EXPECT_EQ(back.rows, m.a.rows);
-    EXPECT_EQ(back.cols, m.a.cols);
-    EXPECT_EQ(back.row_ptr, m.a.row_ptr);
-    EXPECT_EQ(back.col_idx, m.a.col_idx);
-    EXPECT_EQ(back.values, m.a.values);
-    EXPECT_TRUE(matches_reference(m, [&](const float* x, float* y) { spmv(c, x, y); }));
+    expect_round_trip(m, c);
   }
   EXPECT_GT(built, 0);
 }
@@ -523,13 +530,7 @@ TEST(Formats, RcsrRenumbersByRcmRoundTripsAndMatchesReference) {
         EXPECT_EQ(c.values[e], m.a.values[at - m.a.col_idx.begin()]);
       }
     }
-    const csr_matrix back = to_csr(c);
-    EXPECT_EQ(back.rows, m.a.rows);
-    EXPECT_EQ(back.cols, m.a.cols);
-    EXPECT_EQ(back.row_ptr, m.a.row_ptr);
-    EXPECT_EQ(back.col_idx, m.a.col_idx);
-    EXPECT_EQ(back.values, m.a.values);
-    EXPECT_TRUE(matches_reference(m, [&](const float* x, float* y) { spmv(c, x, y); }));
+    expect_round_trip(m, c);
   }
   EXPECT_GT(built, 5);  // 0x0, 1x1 (empty and not), 64x64, 2000x2000, 777x777, ...
   EXPECT_GT(refused, 5);
