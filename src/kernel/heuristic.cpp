@@ -72,6 +72,12 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     otherwise csr_vector with about two nonzeros per lane (four when the columns lie near the
 //     row), blocks of 128 (5-6% faster than 256 on the banded and random matrices, H200
 //     2026-12-03).
+// Lanes for a lane group per row: about `per_lane` nonzeros each, a power of two up to a warp.
+int64_t lanes_for(double mean, double per_lane) {
+  return std::min<int64_t>(
+      32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / per_lane))));
+}
+
 // Threads the H200 holds resident at once (132 SMs x 2048).
 constexpr int64_t resident_threads = 132 * 2048;
 
@@ -124,9 +130,8 @@ expert_config pick_spmv(const matrix_features& f) {
   }
   if (f.rows == f.cols && mean >= 5 && f.column_distance_mean > random_order_distance &&
       f.renumbered_distance_mean * 8 < f.column_distance_mean) {
-    const int64_t lanes = std::min<int64_t>(
-        32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / 4))));
-    return config("rcsr_vector", op, format_kind::rcsr, {}, {{"block", 256}, {"lanes", lanes}});
+    return config("rcsr_vector", op, format_kind::rcsr, {},
+                  {{"block", 256}, {"lanes", lanes_for(mean, 4)}});
   }
   // ELL's thread per row reads x at columns scattered over the whole vector; when a row's
   // columns lie near it (natural or bandwidth-reducing order) CSR reuses x in cache instead
@@ -151,10 +156,8 @@ expert_config pick_spmv(const matrix_features& f) {
   // About two nonzeros per lane; four when the columns lie near the row (x comes from cache, so
   // a lane keeps up with longer runs: kNN graphs in natural / RCM order, 13-32 per row, timed
   // fastest at mean / 4 lanes or the CSR16 twin of it on 14 of 16 labels).
-  const double per_lane = local ? 4 : 2;
-  const int64_t lanes = std::min<int64_t>(
-      32, expert_detail::pow2_at_least(static_cast<int64_t>(std::ceil(mean / per_lane))));
-  return config("csr_vector", op, format_kind::csr, {}, {{"block", 128}, {"lanes", lanes}});
+  return config("csr_vector", op, format_kind::csr, {},
+                {{"block", 128}, {"lanes", lanes_for(mean, local ? 4 : 2)}});
 }
 
 // SpMM rules, first match wins:
