@@ -8,6 +8,10 @@
 #  0. labels (only when LABEL_SECONDS > 0): more matrices of the training families labelled by
 #     timing (`dataset build --device gpu`: the tuner's fastest correct program, the whole ranking
 #     kept), in chunks that each extend $LABELS, until LABEL_SECONDS are spent;
+#  0b. RETIME=1: every timed label's ranking brought up to date with the expert library
+#     (`dataset retime`: the templates added since it was timed, e.g. RCSR, timed beside its
+#     recorded best and merged; the label follows the fastest); out/labels-retimed.jsonl.gz is the
+#     file to commit as the new labels;
 #  1. held-out matrices: HELDOUT_FAMILIES x node orders x sizes, >= MIN_NNZ nonzeros each, the same
 #     for every seed (their own generator seed);
 #  1b. SFT data: the timed labels plus HEURISTIC_LABELS more matrices of the same training families
@@ -38,7 +42,9 @@ HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-mesh3d,fem_mesh,road}
 # New labels come from these (a family named twice is drawn twice as often): the graph families,
 # each in natural, random and bandwidth-reducing order, as often as the classic ones.
 LABEL_FAMILIES=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp}
-LABELS_ONLY=${LABELS_ONLY:-0}        # 1: stop after the labels
+LABELS_ONLY=${LABELS_ONLY:-0}        # 1: stop after the labels (and their retiming)
+RETIME=${RETIME:-0}                  # 1: retime the labels first (step 0b)
+LIMIT_RETIME=${LIMIT_RETIME:-240}
 HELDOUT_ORDERS=${HELDOUT_ORDERS:-natural,random,rcm}
 HELDOUT_SIZES=${HELDOUT_SIZES:-3}    # matrices per family and order, growing in size
 DEVICE=${DEVICE:-gpu}
@@ -145,6 +151,14 @@ if ((LABEL_SECONDS > 0)); then
   cp "$labels" "$out/labels.jsonl.gz"
 fi
 [[ -f $labels ]] || { say "no labels in $labels (LABEL_SECONDS=300 makes some)"; exit 1; }
+# 0b. The rankings brought up to date (a retiming cut by its limit leaves the labels as they were).
+if [[ $RETIME == 1 ]]; then
+  if stage retime "$LIMIT_RETIME" "$bin" dataset retime "$labels" --device "$DEVICE" \
+    --workers "$WORKERS" --no-progress -o "$work/labels-retimed.jsonl.gz"; then
+    labels=$work/labels-retimed.jsonl.gz
+    cp "$labels" "$out/labels-retimed.jsonl.gz"
+  fi
+fi
 [[ $LABELS_ONLY == 1 ]] && exit 0
 
 # 1b. The SFT data: the timed labels, extended by heuristic-labelled matrices of the same families

@@ -1,5 +1,6 @@
-// `sparserl dataset build | corpus | score-heuristic`: the SFT data set (matrices labelled with
-// expert programs), the CUDA pre-training corpus (train/dataset_build.h, train/cuda_corpus.h), and
+// `sparserl dataset build | retime | corpus | score-heuristic`: the SFT data set (matrices labelled
+// with expert programs), its timed labels brought up to date with the expert library, the CUDA
+// pre-training corpus (train/dataset_build.h, train/dataset_retime.h, train/cuda_corpus.h), and
 // the feature heuristic judged against timed labels (train/heuristic_score.h).
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "train/cuda_corpus.h"
 #include "train/data_split.h"
 #include "train/dataset_build.h"
+#include "train/dataset_retime.h"
 #include "train/heuristic_score.h"
 #include "train/parallel_for.h"
 
@@ -86,6 +88,39 @@ void run_build(build_args& a) {
     std::printf("; left out: %lld duplicate, %lld too large, %lld unlabelled",
                 static_cast<long long>(r.duplicates), static_cast<long long>(r.too_large),
                 static_cast<long long>(r.unlabelled));
+  std::printf("\n");
+}
+
+struct retime_args {
+  std::string labels, output, device = "gpu";
+  int threads = 0, workers = 1;
+  bool no_progress = false;
+};
+
+void run_retime(const retime_args& a) {
+  std::vector<train::sft_sample> samples = train::read_sft_jsonl(a.labels);
+  std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
+  if (std::string(runner->name()) != "gpu")  // said at once, before any matrix is remade
+    throw error("dataset retime: the " + std::string(runner->name()) +
+                " runner measures no kernel time; retiming needs a GPU (--device gpu)");
+  eval_options eval;
+  eval.compile.arch = device_arch(*runner);
+  train::retime_options o;
+  o.threads = a.threads > 0 ? a.threads : train::hardware_threads();
+  o.progress = !a.no_progress;
+  const train::retime_result r = train::retime_labels(std::move(samples), *runner, eval, o);
+  for (const std::string& w : r.warnings)
+    std::fprintf(stderr, "sparserl: warning: %s\n", w.c_str());
+  train::write_sft_jsonl(a.output, r.samples);
+  std::printf(
+      "wrote %s: %zu samples; %lld timed labels extended by %lld new candidates, %lld of them "
+      "now labelled by a new one; %lld already complete, %lld not timed (left as they were)",
+      a.output.c_str(), r.samples.size(), static_cast<long long>(r.retimed),
+      static_cast<long long>(r.new_candidates), static_cast<long long>(r.relabelled),
+      static_cast<long long>(r.up_to_date), static_cast<long long>(r.not_timed));
+  if (r.failed > 0)
+    std::printf("; %lld whose label no longer ran (left as they were)",
+                static_cast<long long>(r.failed));
   std::printf("\n");
 }
 
@@ -166,6 +201,25 @@ void add_build(CLI::App& dataset) {
   cmd->callback([a] { run_build(*a); });
 }
 
+void add_retime(CLI::App& dataset) {
+  auto a = std::make_shared<retime_args>();
+  CLI::App* cmd = dataset.add_subcommand(
+      "retime",
+      "Timed labels brought up to date with the expert library: the candidates a label's "
+      "ranking lacks (templates added since) are timed beside its recorded best, scaled to its "
+      "recorded time and merged; the label becomes the fastest (GPU)");
+  cmd->add_option("labels,--labels", a->labels, "SFT JSONL made on a GPU (with candidates)")
+      ->required();
+  cmd->add_option("-o,--output", a->output, "The updated SFT JSONL (may be the same file)")
+      ->required();
+  cmd->add_option("--device", a->device, "gpu (the only one that times)")->capture_default_str();
+  cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
+  cmd->add_option("--threads", a->threads, "Matrices retimed at once (0: one per core)")
+      ->capture_default_str();
+  cmd->add_flag("--no-progress", a->no_progress, "No progress bar on stderr");
+  cmd->callback([a] { run_retime(*a); });
+}
+
 void add_corpus(CLI::App& dataset) {
   auto a = std::make_shared<corpus_args>();
   CLI::App* cmd = dataset.add_subcommand(
@@ -234,6 +288,7 @@ void add_dataset_command(CLI::App& app) {
       *app.add_subcommand("dataset", "Build the SFT data set and the pre-training corpus");
   dataset.require_subcommand(1);
   add_build(dataset);
+  add_retime(dataset);
   add_corpus(dataset);
   add_score_heuristic(dataset);
 }

@@ -192,40 +192,28 @@ void add_families(CLI::App& matrix) {
 
 // ---- convert ----
 
+// One --<key> option per FORMAT-line parameter key of the format registry (SELL's --C and
+// --sigma, BSR's --r and --c, HYB's --width, RCSR's --hubs_first), so a format's parameters reach
+// the CLI from its registry row alone.
 struct convert_options {
   matrix_file file;
   std::string format, output;
-  int32_t C = 32, sigma = 1, r = 4, c = 4, width = -1;  // the ABI's defaults (sigma 1: unsorted)
+  std::map<std::string, int64_t> values;           // by key; read only when given
+  std::map<std::string, CLI::Option*> param_opts;  // by key
   bool json = false;
-  CLI::Option *C_opt = nullptr, *sigma_opt = nullptr, *r_opt = nullptr, *c_opt = nullptr,
-              *width_opt = nullptr;
 };
-
-// The CLI options that set a format parameter, by the parameter's key in the format registry.
-std::vector<std::pair<CLI::Option*, const char*>> parameter_options(const convert_options& o) {
-  return {{o.C_opt, "C"},
-          {o.sigma_opt, "sigma"},
-          {o.r_opt, "r"},
-          {o.c_opt, "c"},
-          {o.width_opt, "width"}};
-}
 
 bool takes_param(const format_info& format, const std::string& key) {
   return std::any_of(format.params.begin(), format.params.end(),
                      [&](const format_param_rule& p) { return key == p.key; });
 }
 
-// The format's parameters from the options, which default to the ABI's; HYB's width only when
-// given (else the ABI's automatic width, so the layout shown is the one run).
+// The format's parameters from the options given; the others take the ABI's defaults (HYB's
+// width 0: the automatic width, so the layout shown is the one run).
 std::map<std::string, int64_t> format_params(const convert_options& o, const format_info& format) {
-  const std::map<std::string, int64_t> values = {
-      {"C", o.C}, {"sigma", o.sigma}, {"r", o.r}, {"c", o.c}, {"width", o.width}};
   std::map<std::string, int64_t> out;
-  for (const format_param_rule& p : format.params) {
-    const auto it = values.find(p.key);
-    if (it != values.end() && !(std::string(p.key) == "width" && it->second < 0))
-      out[p.key] = it->second;
-  }
+  for (const format_param_rule& p : format.params)
+    if (o.param_opts.at(p.key)->count() > 0) out[p.key] = o.values.at(p.key);
   const std::string bad = normalize_format_params(format.kind, out);
   if (!bad.empty()) throw error(std::string(format.name) + ": " + bad);
   return out;
@@ -260,7 +248,7 @@ stats layout_stats(const format_info& format, const csr_matrix& a, const format_
 
 // Options that only some formats read are refused with any other, rather than silently ignored.
 void check_format_options(const convert_options& o, const format_info& format) {
-  for (const auto& [opt, key] : parameter_options(o)) {
+  for (const auto& [key, opt] : o.param_opts) {
     if (opt->count() == 0 || takes_param(format, key)) continue;
     std::string owners;
     for (const format_info& f : format_registry())
@@ -339,15 +327,14 @@ void add_convert(CLI::App& matrix) {
       "convert", "Convert a .mtx file to a storage format and print what the layout stores");
   add_matrix_file(convert, o->file);
   convert->add_option("--format", o->format, "One of: " + join(format_names()))->required();
-  o->C_opt = convert->add_option("--C", o->C, "SELL: slice height")->capture_default_str();
-  o->sigma_opt =
-      convert->add_option("--sigma", o->sigma, "SELL: sorting window in rows (1: no sorting)")
-          ->capture_default_str();
-  o->r_opt = convert->add_option("--r", o->r, "BSR: block rows")->capture_default_str();
-  o->c_opt = convert->add_option("--c", o->c, "BSR: block columns")->capture_default_str();
-  o->width_opt = convert->add_option(
-      "--width", o->width,
-      "HYB: ELL width (default: the ABI's automatic width, the ceil(rows/3)-th longest row)");
+  // Keys shared by several formats get one option (none today; C and c differ in case).
+  for (const format_info& f : format_registry())
+    for (const format_param_rule& p : f.params) {
+      if (o->param_opts.count(p.key)) continue;
+      const std::string help =
+          std::string(f.name) + ": " + p.meaning + " (default " + std::to_string(p.fallback) + ")";
+      o->param_opts[p.key] = convert->add_option("--" + std::string(p.key), o->values[p.key], help);
+    }
   convert->add_flag("--json", o->json, "Print one JSON object instead of a table");
   convert->add_option(
       "-o,--output", o->output,

@@ -33,6 +33,7 @@ const std::vector<family>& families() {
       csr16_vector_spmv(),
       csr16_rowgroup_spmm(),
       rcsr_vector_spmv(),
+      rcsr_hubs_vector_spmv(),
       rcsr_rowgroup_spmm(),
   };
   return all;

@@ -95,6 +95,7 @@ family hyb_spmm();
 family csr16_vector_spmv();
 family csr16_rowgroup_spmm();
 family rcsr_vector_spmv();
+family rcsr_hubs_vector_spmv();
 family rcsr_rowgroup_spmm();
 
 // The parameter list of (op, format)'s entry points, as entry_signature spells it (names

@@ -1,8 +1,11 @@
-// RCSR SpMV: the matrix renumbered by reverse Cuthill-McKee (B = P A P^T). A gather entry copies x
-// into the new numbering (work[p] = x[perm[p]], a thread per position: perm and work coalesced,
-// x read at random once per row), then csr_vector on B (a power-of-two lane group per row,
-// shuffle reduction) reads work near the diagonal instead of x at random, and writes
-// y[perm[row]]. lanes = 1 is a thread per row.
+// RCSR SpMV: the matrix renumbered symmetrically (B = P A P^T). A gather entry copies x into the
+// new numbering (work[p] = x[perm[p]], a thread per position: perm and work coalesced, x read at
+// random once per row), then csr_vector on B (a power-of-two lane group per row, shuffle
+// reduction) reads work instead of x at random, and writes y[perm[row]]. lanes = 1 is a thread
+// per row. Two templates, one per numbering: rcsr_vector (reverse Cuthill-McKee: the columns of a
+// row near the row, for meshes and kNN graphs in random order) and rcsr_hubs_vector (hubs first:
+// the few x entries most nonzeros read together at the front, and rows of like length side by
+// side, for power-law graphs with shuffled ids, where no local order exists).
 #include <algorithm>
 
 #include "kernel/expert_library.h"
@@ -51,10 +54,33 @@ extern "C" __global__ void spmv_rcsr(@ARGS@) {
 }
 )";
 
+expert_template hubs_info() {
+  expert_template t = info();
+  t.name = "rcsr_hubs_vector";
+  t.summary =
+      "x gathered into the hubs-first numbering, then a group of `lanes` threads per row of the "
+      "reordered matrix, shuffle reduction";
+  t.format_params = {{"hubs_first", {1}, "1: nodes by decreasing degree"}};
+  return t;
+}
+
 std::vector<expert_config> space(const matrix_features& f, int) {
   // A symmetric renumbering needs a square matrix; the lane counts as csr16_vector's.
   if (f.rows != f.cols) return {};
   return lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
+}
+
+// Hubs first pays where the order is random and a few rows are far longer than the mean (a
+// power-law degree sequence); on rows of like length a degree sort is just another shuffle.
+constexpr double hub_row_factor = 8;
+
+std::vector<expert_config> hubs_space(const matrix_features& f, int) {
+  if (f.rows != f.cols || f.column_distance_mean <= random_order_distance ||
+      f.row_length_max < hub_row_factor * f.row_length_mean)
+    return {};
+  std::vector<expert_config> out = lanes_per_row_space(hubs_info(), f, {1, 2, 4, 8, 16, 32});
+  for (expert_config& c : out) c.format_params = {{"hubs_first", 1}};
+  return out;
 }
 
 kernel_program emit(const expert_config& c) {
@@ -69,5 +95,6 @@ kernel_program emit(const expert_config& c) {
 }  // namespace
 
 family rcsr_vector_spmv() { return {info(), space, emit}; }
+family rcsr_hubs_vector_spmv() { return {hubs_info(), hubs_space, emit}; }
 
 }  // namespace sparserl::expert_detail

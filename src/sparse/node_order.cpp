@@ -86,6 +86,15 @@ std::vector<int32_t> random_order(int32_t nodes, uint64_t seed) {
   return order;
 }
 
+std::vector<int32_t> hubs_first_order(const csr_matrix& pattern) {
+  std::vector<int32_t> order(static_cast<size_t>(pattern.rows));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t u, int32_t v) {
+    return pattern.row_length(u) > pattern.row_length(v);
+  });
+  return order;
+}
+
 std::vector<int32_t> node_order(const std::string& name, const csr_matrix& pattern, uint64_t seed) {
   if (name == "natural") {
     std::vector<int32_t> order(static_cast<size_t>(pattern.rows));

@@ -12,6 +12,10 @@ namespace sparserl {
 // order[new position] = old node. The pattern must be square; RCM treats it as A + A^T.
 std::vector<int32_t> reverse_cuthill_mckee_order(const csr_matrix& pattern);
 std::vector<int32_t> random_order(int32_t nodes, uint64_t seed);
+// Hubs first: nodes by decreasing row length, equal lengths in index order (degree sorting, for
+// power-law graphs whose ids are shuffled: the hubs' x entries, which most nonzeros read, end up
+// together at the front). Any pattern; a symmetric renumbering needs a square one.
+std::vector<int32_t> hubs_first_order(const csr_matrix& pattern);
 // "natural" gives the identity. Throws sparserl::error on an unknown name.
 std::vector<int32_t> node_order(const std::string& name, const csr_matrix& pattern, uint64_t seed);
 // The largest |row - col| over the nonzeros.

@@ -170,6 +170,14 @@ TEST_F(DatasetCli, ScoreHeuristicRanksThePickInTheCommittedLabels) {
   expect_one_line_error("dataset score-heuristic " + path("cpu.jsonl") + " -o " + path("no.json"),
                         "no label with timed candidates");
   EXPECT_FALSE(fs::exists(path("no.json")));
+  // Retiming needs the GPU's timing: on the emulator one line, nothing written (tests/train's
+  // test_dataset_retime.cpp retimes with made-up times).
+  expect_one_line_error(
+      "dataset retime " + path("small.jsonl") + " --device cpu -o " + path("retimed.jsonl"),
+      "retiming needs a GPU");
+  EXPECT_FALSE(fs::exists(path("retimed.jsonl")));
+  expect_one_line_error("dataset retime " + path("missing.jsonl") + " -o " + path("retimed.jsonl"),
+                        "missing.jsonl");
 }
 
 TEST_F(DatasetCli, BadArgumentsAreOneLineErrors) {

@@ -318,9 +318,18 @@ TEST_F(ExportCli, TheHeadersConversionBuildsWhatTheHarnessBuildsForEveryFormat) 
     files += " " + file;
   }
 
-  const char* formats[] = {"CSR",         "COO", "ELL", "SELL C=4 sigma=6", "SELL C=32 sigma=1",
-                           "BSR r=3 c=2", "DIA", "HYB", "HYB width=2",      "CSR16",
-                           "RCSR"};
+  const char* formats[] = {"CSR",
+                           "COO",
+                           "ELL",
+                           "SELL C=4 sigma=6",
+                           "SELL C=32 sigma=1",
+                           "BSR r=3 c=2",
+                           "DIA",
+                           "HYB",
+                           "HYB width=2",
+                           "CSR16",
+                           "RCSR",
+                           "RCSR hubs_first=1"};
   for (const std::string format_line : formats) {
     SCOPED_TRACE(format_line);
     const std::string text = empty_program(format_line, sparse_op::spmv);

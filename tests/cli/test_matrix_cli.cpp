@@ -163,7 +163,8 @@ TEST_F(MatrixCli, ConvertWritesTheConvertedArraysAsJson) {
                {"--format HYB", format_kind::hyb, {{"width", 0}}},
                {"--format BSR --r 3 --c 2", format_kind::bsr, {{"r", 3}, {"c", 2}}},
                {"--format CSR16", format_kind::csr16, {}},
-               {"--format RCSR", format_kind::rcsr, {}}};
+               {"--format RCSR", format_kind::rcsr, {{"hubs_first", 0}}},
+               {"--format RCSR --hubs_first 1", format_kind::rcsr, {{"hubs_first", 1}}}};
   for (const auto& c : cases) {
     SCOPED_TRACE(c.options);
     const std::string out = path("layout.json");
@@ -219,6 +220,10 @@ TEST_F(MatrixCli, BadInputsFailWithOneClearLine) {
   expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR --C 8", "--C");
   expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR16 --width 2",
                         "--width applies to --format HYB only");
+  expect_one_line_error("matrix convert " + path("m.mtx") + " --format CSR --hubs_first 1",
+                        "--hubs_first applies to --format RCSR only");
+  expect_one_line_error("matrix convert " + path("m.mtx") + " --format RCSR --hubs_first 2",
+                        "hubs_first");
   // A row wider than a 16-bit offset: CSR16 refuses the matrix and says why.
   std::ofstream(path("wide.mtx")) << "%%MatrixMarket matrix coordinate real general\n"
                                   << "2 70000 2\n1 1 1\n1 70000 1\n";

@@ -216,9 +216,9 @@ TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) 
   EXPECT_GT(bsr_odd, 0);  // the 3x3 blocks were offered and run
 }
 
-// RCSR (gather into the scratch buffer, product on the RCM-renumbered matrix): the square edge
-// matrices (empty, 1x1, empty rows) and randomly numbered realistic families, every offered
-// configuration and a few fixed ones, SpMV and SpMM (scalar and float4 tiles).
+// RCSR (gather into the scratch buffer, product on the renumbered matrix, RCM or hubs first): the
+// square edge matrices (empty, 1x1, empty rows) and randomly numbered realistic families, every
+// offered configuration and a few fixed ones, SpMV and SpMM (scalar and float4 tiles).
 TEST(ExpertEmulated, RcsrTemplatesAreCorrectOnSquareMatrices) {
   cpu_runner runner;
   std::vector<int32_t> gaps(97, 0);
@@ -231,7 +231,8 @@ TEST(ExpertEmulated, RcsrTemplatesAreCorrectOnSquareMatrices) {
   };
   for (const char* family : {"mesh2d", "knn", "powerlaw"}) {
     generator_spec s = default_spec(family);
-    s.rows = 500;
+    // Power-law at 3000 rows: enough for hubs (rows 8x the mean) and the hubs-first template.
+    s.rows = std::string(family) == "powerlaw" ? 3000 : 500;
     s.order = "random";
     s.seed = 5;
     square.push_back({std::string(family) + " random order", generate_matrix(s)});
@@ -240,19 +241,24 @@ TEST(ExpertEmulated, RcsrTemplatesAreCorrectOnSquareMatrices) {
   const std::vector<expert_config> fixed_spmv = {
       make("rcsr_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 1}}),
       make("rcsr_vector", v, format_kind::rcsr, {{"block", 128}, {"lanes", 8}}),
-      make("rcsr_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 32}})};
+      make("rcsr_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 32}}),
+      make("rcsr_hubs_vector", v, format_kind::rcsr, {{"block", 64}, {"lanes", 1}},
+           {{"hubs_first", 1}}),
+      make("rcsr_hubs_vector", v, format_kind::rcsr, {{"block", 128}, {"lanes", 16}},
+           {{"hubs_first", 1}})};
   const std::vector<expert_config> fixed_spmm = {
       make("rcsr_rowgroup", m, format_kind::rcsr,
            {{"block", 64}, {"group", 4}, {"tile", 32}, {"vec", 4}}),
       make("rcsr_rowgroup", m, format_kind::rcsr,
            {{"block", 64}, {"group", 16}, {"tile", 32}, {"vec", 1}})};
-  int offered = 0;
+  int offered = 0, hubs_offered = 0;
   for (const testing::named_matrix& a : square) {
     SCOPED_TRACE(a.name);
     std::vector<expert_config> spmv = fixed_spmv, spmm = fixed_spmm;
     if (a.matrix.nnz() > 1000) {  // the realistic ones: what the spaces offer, too
       for (const expert_config& c : expert_space(v, compute_features(a.matrix), 1))
-        if (c.format == format_kind::rcsr) spmv.push_back(c), ++offered;
+        if (c.format == format_kind::rcsr)
+          spmv.push_back(c), ++offered, hubs_offered += c.name == "rcsr_hubs_vector";
       for (const expert_config& c : expert_space(m, compute_features(a.matrix), 37))
         if (c.format == format_kind::rcsr) spmm.push_back(c), ++offered;
     }
@@ -261,6 +267,7 @@ TEST(ExpertEmulated, RcsrTemplatesAreCorrectOnSquareMatrices) {
       for (int k : {37, 64}) check_emulated(runner, c, a.matrix, k);
   }
   EXPECT_GT(offered, 0);
+  EXPECT_GT(hubs_offered, 0);  // the power-law graph in random order
 }
 
 // 600 rows: mostly 1..9 nonzeros, every 13th row empty (and the last), three rows of

@@ -84,7 +84,8 @@ TEST(GpuExpertDevice, Csr16AndDetectedBsrTemplatesAreCorrect) {
   EXPECT_GT(checked, 8);
 }
 
-// RCSR on the GPU: every rcsr configuration on a mesh and a kNN graph numbered at random, correct
+// RCSR on the GPU: every rcsr configuration on a mesh, a kNN and a power-law graph numbered at
+// random (the last also hubs first), correct
 // through the GPU worker's scratch buffer; and a program that skips the gather (reads the
 // scratch buffer as it finds it) is judged wrong there too: the worker poisons it before every run.
 TEST(GpuExpertDevice, RcsrTemplatesAreCorrectAndASkippedGatherIsWrong) {
@@ -92,8 +93,9 @@ TEST(GpuExpertDevice, RcsrTemplatesAreCorrectAndASkippedGatherIsWrong) {
   gpu_runner runner;
   evaluator ev(runner);
   int checked = 0;
-  for (const family_case& c : {family_case{"mesh2d", 300000, 2, 1, "random"},
-                               family_case{"knn", 100000, 2, 1, "random"}}) {
+  for (const family_case& c :
+       {family_case{"mesh2d", 300000, 2, 1, "random"}, family_case{"knn", 100000, 2, 1, "random"},
+        family_case{"powerlaw", 100000, 2, 1, "random"}}) {
     const csr_matrix a = generate(c);
     const matrix_features f = compute_features(a);
     const std::string label =

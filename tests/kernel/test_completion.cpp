@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 #include "kernel/abi.h"
@@ -126,7 +127,8 @@ TEST(completion, rcsr_takes_two_launch_lines_or_one_unnamed) {
                          op);
     ASSERT_TRUE(r.program) << r.error;
     EXPECT_EQ(r.program->format, format_kind::rcsr);
-    EXPECT_TRUE(r.program->format_params.empty());
+    // The numbering defaults to reverse Cuthill-McKee; hubs_first=1 asks for hubs first.
+    EXPECT_EQ(r.program->format_params, (std::map<std::string, int64_t>{{"hubs_first", 0}}));
     ASSERT_EQ(r.program->launches.size(), 2u);
     EXPECT_EQ(r.program->launches[0].entry, o + "_rcsr_gather");
     EXPECT_EQ(r.program->launches[0].rows_per_block, 256);
@@ -138,6 +140,13 @@ TEST(completion, rcsr_takes_two_launch_lines_or_one_unnamed) {
     ASSERT_EQ(one.program->launches.size(), 2u);
     EXPECT_EQ(one.program->launches[0].rows_per_block, 64);
     EXPECT_EQ(one.program->launches[1].rows_per_block, 64);
+    const parse_result hubs = parse_completion(
+        "FORMAT: RCSR hubs_first=1\nLAUNCH: block=64 rows_per_block=64\n" + source, op);
+    ASSERT_TRUE(hubs.program) << hubs.error;
+    EXPECT_EQ(hubs.program->format_params.at("hubs_first"), 1);
+    EXPECT_THAT(
+        error_of("FORMAT: RCSR hubs_first=2\nLAUNCH: block=64 rows_per_block=64\n" + source, op),
+        HasSubstr("hubs_first"));
     // Only the product is split by nonzeros.
     EXPECT_THAT(error_of("FORMAT: RCSR\nLAUNCH: block=64 nnz_per_block=64\n" + source, op),
                 HasSubstr(o + "_rcsr_gather"));

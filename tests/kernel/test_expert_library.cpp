@@ -154,6 +154,42 @@ TEST(ExpertLibrary, SpacePrunesFormatsByStructure) {
   }
 }
 
+bool offers_template(const std::vector<expert_config>& space, const std::string& name) {
+  return std::any_of(space.begin(), space.end(),
+                     [&](const expert_config& c) { return c.name == name; });
+}
+
+// The hubs-first numbering only where the order looks random and a few rows are hubs: a power-law
+// graph with shuffled ids (also in its natural order, hubs first already, whose columns look just
+// as random: then the numbering changes little), not a mesh in random order (rows of like length),
+// not a banded matrix, not a non-square matrix; SpMV only.
+TEST(ExpertLibrary, HubsFirstRcsrOnlyForRandomlyNumberedSkewedGraphs) {
+  auto features = [](const char* family, const char* order) {
+    generator_spec s = default_spec(family);
+    s.rows = 4000;
+    s.order = order;
+    return compute_features(generate_matrix(s));
+  };
+  const matrix_features shuffled = features("powerlaw", "random");
+  ASSERT_GT(shuffled.row_length_max, 8 * shuffled.row_length_mean);
+  const std::vector<expert_config> space = expert_space(sparse_op::spmv, shuffled, 1);
+  EXPECT_TRUE(offers_template(space, "rcsr_hubs_vector"));
+  EXPECT_TRUE(offers_template(space, "rcsr_vector"));
+  for (const expert_config& c : space)
+    if (c.name == "rcsr_hubs_vector") {
+      EXPECT_EQ(c.format_params.at("hubs_first"), 1);
+      EXPECT_NE(emit_program(c).source.find("spmv_rcsr_gather"), std::string::npos);
+    }
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, features("banded", "natural"), 1),
+                               "rcsr_hubs_vector"));
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, features("mesh2d", "random"), 1),
+                               "rcsr_hubs_vector"));
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmm, shuffled, 32), "rcsr_hubs_vector"));
+  matrix_features wide = shuffled;
+  wide.cols += 1;
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, wide, 1), "rcsr_hubs_vector"));
+}
+
 TEST(ExpertLibrary, SplitSpaceUsesFloat4AndThresholdAboveTheMean) {
   std::vector<int32_t> lengths(3000, 5);
   for (size_t r = 0; r < lengths.size(); r += 7) lengths[r] = 0;

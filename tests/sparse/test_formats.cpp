@@ -536,6 +536,38 @@ TEST(Formats, RcsrRenumbersByRcmRoundTripsAndMatchesReference) {
   EXPECT_GT(refused, 5);
 }
 
+// Hubs first: positions by decreasing row length, equal lengths in index order; RCSR with that
+// numbering round-trips like the RCM one.
+TEST(Formats, HubsFirstOrderSortsByDecreasingDegreeStably) {
+  // Row lengths 1, 3, 0, 3, 2: hubs first is 1, 3 (both 3, index order), 4, 0, 2.
+  const csr_matrix a = csr_from_triplets(5, 5,
+                                         {{0, 0, 1.0f},
+                                          {1, 0, 2.0f},
+                                          {1, 2, 3.0f},
+                                          {1, 4, 4.0f},
+                                          {3, 1, 5.0f},
+                                          {3, 3, 6.0f},
+                                          {3, 4, 7.0f},
+                                          {4, 0, 8.0f},
+                                          {4, 3, 9.0f}});
+  EXPECT_EQ(hubs_first_order(a), (std::vector<int32_t>{1, 3, 4, 0, 2}));
+  int built = 0;
+  for (const named_matrix& m : matrices()) {
+    if (m.a.rows != m.a.cols) continue;
+    SCOPED_TRACE(m.name);
+    const std::vector<int32_t> order = hubs_first_order(m.a);
+    for (size_t p = 1; p < order.size(); ++p) {
+      const int32_t before = m.a.row_length(order[p - 1]), here = m.a.row_length(order[p]);
+      ASSERT_TRUE(before > here || (before == here && order[p - 1] < order[p])) << "position " << p;
+    }
+    const rcsr_matrix c = to_rcsr(m.a, order);
+    EXPECT_EQ(c.perm, order);
+    expect_round_trip(m, c);
+    ++built;
+  }
+  EXPECT_GT(built, 5);
+}
+
 TEST(Formats, RcsrRefusesANonSquareMatrixInOneLine) {
   const csr_matrix wide = csr_from_triplets(100, 120, {{0, 119, 1.0f}});
   try {
