@@ -17,7 +17,7 @@ const double log_2_31 = 31 * std::log(2.0);  // ln of the 32-bit ABI's largest d
 
 constexpr int64_t max_max_nnz = 65536;
 constexpr int max_dim = 1024;
-constexpr int min_dim = 8;  // 3 * 8 = 24 >= matrix_global_feature_count
+constexpr int min_dim = 10;  // 3 * 10 = 30 >= matrix_global_feature_count
 
 // Sampling parameters (docs/matrix-embedding.md, "Sampling").
 constexpr int64_t samples_per_long_row = 4;
@@ -188,6 +188,16 @@ void write_global_token(const csr_matrix& a, const matrix_features& f,
       f.block_fill_8,
       std::log(std::max(1.0, f.ell_padding_ratio)) / log_2_31,
       std::min(nnz, static_cast<double>(options.max_nnz)) / options.max_nnz,
+      // The node order and the block shape (what RCSR and odd-sized BSR depend on; the sampled
+      // coordinates show neither reliably): how far x accesses stray (a random order gives ~1),
+      // the share of that distance a bandwidth-reducing renumbering keeps (a mesh or kNN graph in
+      // random order ~0.01, a power-law graph ~1), and the detected square block size and fill.
+      std::min(1.0, 3 * f.column_distance_mean),
+      f.column_distance_mean > 0
+          ? std::min(1.0, f.renumbered_distance_mean / f.column_distance_mean)
+          : 1.0,
+      static_cast<double>(f.block_size) / 8,
+      f.block_size_fill,
   };
   for (int i = 0; i < matrix_global_feature_count; ++i) out[i] = static_cast<float>(values[i]);
 }

@@ -15,12 +15,12 @@ namespace sparserl {
 
 struct matrix_encoding_options {
   int max_nnz = 128;      // sampled nonzeros: every encoding has exactly 1 + max_nnz tokens
-  int dim = 32;           // sinusoid width per component (even, >= 8); feature_dim = 3 * dim
+  int dim = 32;           // sinusoid width per component (even, >= 10); feature_dim = 3 * dim
   double base = 10000.0;  // frequency ratio: omega_k = (pi / 2) * base^(2k / dim), > 1
 };
 
 // Features of the global token (token 0), in order; the rest of that token is zeros.
-constexpr int matrix_global_feature_count = 22;
+constexpr int matrix_global_feature_count = 26;
 
 struct matrix_encoding {
   int64_t tokens = 0;           // 1 + max_nnz

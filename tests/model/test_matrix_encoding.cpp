@@ -50,7 +50,7 @@ TEST(matrix_encoding, always_one_plus_max_nnz_tokens) {
                                  generated("random", 2000)};
   for (const csr_matrix& a : matrices) {
     for (const matrix_encoding_options o :
-         {matrix_encoding_options{}, matrix_encoding_options{16, 8, 100.0}}) {
+         {matrix_encoding_options{}, matrix_encoding_options{16, 10, 100.0}}) {
       const matrix_encoding e = encode_matrix(a, o);
       EXPECT_EQ(e.tokens, 1 + o.max_nnz);
       EXPECT_EQ(e.feature_dim, 3 * o.dim);
@@ -92,19 +92,19 @@ TEST(matrix_encoding, different_matrices_differ) {
 }
 
 TEST(matrix_encoding, sinusoid_matches_hand_computed_values) {
-  // dim 8, base 10^4: omega_k = pi/2 * 10^k. The one nonzero (2, 4) of a 5 x 5 matrix has
+  // dim 10, base 10^5: omega_k = pi/2 * 10^k. The one nonzero (2, 4) of a 5 x 5 matrix has
   // row position 2/4 = 0.5, column position 4/4 = 1 and offset ln(1 + 2) / ln 5 = 0.6826062.
-  const matrix_encoding e = encode_matrix(from_coords(5, 5, {{2, 4}}), {4, 8, 10000.0});
+  const matrix_encoding e = encode_matrix(from_coords(5, 5, {{2, 4}}), {4, 10, 100000.0});
   const float h = std::sqrt(0.5f);
-  const float row[8] = {h, h, 1, 0, 0, -1, 0, 1};  // sin/cos of pi/4, 5pi/2, 25pi, 250pi
-  const float col[8] = {1, 0, 0, -1, 0, 1, 0, 1};  // pi/2, 5pi, 50pi, 500pi
-  const float offset[8] = {0.8782715f, 0.4781622f, -0.9629067f, -0.2698346f,
-                           0.3980407f, 0.9173678f, -0.8146979f, -0.5798856f};
+  const float row[10] = {h, h, 1, 0, 0, -1, 0, 1, 0, 1};  // pi/4, 5pi/2, 25pi, 250pi, 2500pi
+  const float col[10] = {1, 0, 0, -1, 0, 1, 0, 1, 0, 1};  // pi/2, 5pi, 50pi, 500pi, 5000pi
+  const float offset[10] = {0.8782715f, 0.4781622f,  -0.9629067f, -0.2698346f, 0.3980407f,
+                            0.9173678f, -0.8146979f, -0.5798856f, -0.0971493f, -0.9952698f};
   for (int64_t t = 1; t < e.tokens; ++t) {  // one nonzero, repeated in every token
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 10; ++i) {
       EXPECT_NEAR(token(e, t)[i], row[i], 2e-6) << "token " << t << " row " << i;
-      EXPECT_NEAR(token(e, t)[8 + i], col[i], 2e-6) << "token " << t << " col " << i;
-      EXPECT_NEAR(token(e, t)[16 + i], offset[i], 2e-6) << "token " << t << " offset " << i;
+      EXPECT_NEAR(token(e, t)[10 + i], col[i], 2e-6) << "token " << t << " col " << i;
+      EXPECT_NEAR(token(e, t)[20 + i], offset[i], 2e-6) << "token " << t << " offset " << i;
     }
   }
 }
@@ -139,6 +139,35 @@ TEST(matrix_encoding, global_token_holds_the_features_then_zeros) {
   for (int64_t i = matrix_global_feature_count; i < e.feature_dim; ++i) EXPECT_EQ(g[i], 0.0f);
 }
 
+// Features 22-25: the node order and the block shape. A mesh numbered at random strays far
+// (22 near 1) yet has a local order RCM finds (23 small); a power-law graph in random order has
+// none (23 near 1); the same mesh in natural order is local (22 small, 23 = 1: not computed);
+// 3-dof FEM has 3 x 3 blocks, full (24 = 3/8, 25 = 1).
+TEST(matrix_encoding, global_token_tells_the_node_order_and_the_block_shape) {
+  auto graph = [](const char* family, const char* order) {
+    generator_spec s = default_spec(family);
+    s.rows = 3000;
+    s.order = order;
+    return encode_matrix(generate_matrix(s), {});
+  };
+  const matrix_encoding mesh_random = graph("mesh2d", "random");
+  EXPECT_GT(token(mesh_random, 0)[22], 0.8f);
+  EXPECT_LT(token(mesh_random, 0)[23], 0.1f);
+  const matrix_encoding power_random = graph("powerlaw", "random");
+  EXPECT_GT(token(power_random, 0)[22], 0.8f);
+  EXPECT_GT(token(power_random, 0)[23], 0.5f);
+  const matrix_encoding mesh_natural = graph("mesh2d", "natural");
+  EXPECT_LT(token(mesh_natural, 0)[22], 0.3f);
+  EXPECT_FLOAT_EQ(token(mesh_natural, 0)[23], 1.0f);
+  EXPECT_FLOAT_EQ(token(mesh_natural, 0)[24], 1.0f / 8);  // no blocks
+  generator_spec fem = default_spec("fem_mesh");
+  fem.rows = 3000;
+  fem.dof = 3;
+  const matrix_encoding blocks = encode_matrix(generate_matrix(fem), {});
+  EXPECT_FLOAT_EQ(token(blocks, 0)[24], 3.0f / 8);
+  EXPECT_FLOAT_EQ(token(blocks, 0)[25], 1.0f);
+}
+
 TEST(matrix_encoding, samples_one_long_row_and_a_rare_far_band) {
   // Tridiagonal 20000 x 20000 (~60k nonzeros) plus row 7777 with 2000 nonzeros and 200 entries
   // on the far diagonal col - row = -15000: a uniform sample of 128 would expect 4 and 0.4 of them.
@@ -169,7 +198,7 @@ TEST(matrix_encoding, samples_one_long_row_and_a_rare_far_band) {
 
 TEST(matrix_encoding, few_nonzeros_repeat_cyclically) {
   const std::vector<coord> nonzeros = {{0, 3}, {1, 1}, {4, 0}};
-  const matrix_encoding e = encode_matrix(from_coords(5, 5, {{4, 0}, {0, 3}, {1, 1}}), {8, 8});
+  const matrix_encoding e = encode_matrix(from_coords(5, 5, {{4, 0}, {0, 3}, {1, 1}}), {8, 10});
   ASSERT_EQ(e.coords.size(), 8u);
   for (size_t i = 0; i < e.coords.size(); ++i) EXPECT_EQ(e.coords[i], nonzeros[i % 3]) << i;
   EXPECT_TRUE(std::equal(token(e, 1), token(e, 2), token(e, 4)));
@@ -180,7 +209,7 @@ TEST(matrix_encoding, few_nonzeros_repeat_cyclically) {
 TEST(matrix_encoding, exactly_max_nnz_plus_one_nonzeros_are_sampled_without_repeats) {
   std::vector<coord> coords;
   for (int32_t r = 0; r < 17; ++r) coords.push_back({r, (r * 7) % 17});
-  const matrix_encoding e = encode_matrix(from_coords(17, 17, coords), {16, 8});
+  const matrix_encoding e = encode_matrix(from_coords(17, 17, coords), {16, 10});
   EXPECT_EQ(std::set<coord>(e.coords.begin(), e.coords.end()).size(), 16u);
 }
 
@@ -206,7 +235,7 @@ TEST(matrix_encoding, bad_inputs_are_refused_with_the_reason) {
     return std::string("no error");
   };
   EXPECT_THAT(message({128, 7}), HasSubstr("dim must be even"));
-  EXPECT_THAT(message({128, 4}), HasSubstr("dim must be even and in [8"));
+  EXPECT_THAT(message({128, 4}), HasSubstr("dim must be even and in [10"));
   EXPECT_THAT(message({0, 32}), HasSubstr("max_nnz must be in [1"));
   EXPECT_THAT(message({128, 32, 1.0}), HasSubstr("base must be a finite number > 1"));
 

@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 matrix_projector_options small_options(uint64_t seed = 3) {
   matrix_projector_options o;
   o.encoding.max_nnz = 16;
-  o.encoding.dim = 8;
+  o.encoding.dim = 10;
   o.hidden = 24;
   o.seed = seed;
   return o;
@@ -126,9 +126,9 @@ TEST(matrix_projector, initialisation_is_seeded_and_bounded) {
   EXPECT_TRUE(same_parameters(a, b));
   EXPECT_FALSE(same_parameters(a, c));
   const auto w = a.parameters();
-  EXPECT_LE(w[0].abs().max().item<double>(), 1 / std::sqrt(24.0));  // fan_in = 3 * dim
+  EXPECT_LE(w[0].abs().max().item<double>(), 1 / std::sqrt(30.0));  // fan_in = 3 * dim
   EXPECT_LE(w[2].abs().max().item<double>(), 1 / std::sqrt(24.0));  // fan_in = hidden
-  EXPECT_GT(w[0].abs().max().item<double>(), 0.9 / std::sqrt(24.0));
+  EXPECT_GT(w[0].abs().max().item<double>(), 0.9 / std::sqrt(30.0));
 }
 
 TEST(matrix_projector, gradients_reach_every_parameter) {
@@ -163,13 +163,13 @@ TEST(matrix_projector, refuses_encodings_of_other_options) {
   other.max_nnz = 8;
   const matrix_encoding e = encode_matrix(generated("banded", 100), other);
   EXPECT_THAT(error_of([&] { p.forward({&e}); }),
-              HasSubstr("batch item 0 has 9 tokens of 24 features; this projector takes 17"));
+              HasSubstr("batch item 0 has 9 tokens of 30 features; this projector takes 17"));
   EXPECT_THAT(error_of([&] { p.forward(std::vector<const matrix_encoding*>{}); }),
               HasSubstr("empty batch"));
   EXPECT_THAT(error_of([&] {
-                p.forward(torch::zeros({2, 17, 25}));
+                p.forward(torch::zeros({2, 17, 31}));
               }),
-              HasSubstr("features must be [batch, 17, 24], got [2, 17, 25]"));
+              HasSubstr("features must be [batch, 17, 30], got [2, 17, 31]"));
 }
 
 TEST_F(matrix_projector_files, save_then_load_round_trips) {
@@ -186,7 +186,7 @@ TEST_F(matrix_projector_files, save_then_load_round_trips) {
 
   const matrix_projector loaded = matrix_projector::from_file(path("projector.safetensors"));
   EXPECT_EQ(loaded.encoding_options().max_nnz, 16);
-  EXPECT_EQ(loaded.encoding_options().dim, 8);
+  EXPECT_EQ(loaded.encoding_options().dim, 10);
   EXPECT_EQ(loaded.encoding_options().base, 1234.5678);
   EXPECT_EQ(loaded.hidden(), 24);
   EXPECT_TRUE(same_parameters(saved, loaded));
@@ -202,26 +202,26 @@ TEST_F(matrix_projector_files, save_then_load_round_trips) {
   const safetensors_file file(path("projector.safetensors"));
   EXPECT_EQ(file.names(), (std::vector<std::string>{"projector.fc1.bias", "projector.fc1.weight",
                                                     "projector.fc2.bias", "projector.fc2.weight"}));
-  EXPECT_EQ(file.get("projector.fc1.weight").shape, (std::vector<int64_t>{24, 24}));
+  EXPECT_EQ(file.get("projector.fc1.weight").shape, (std::vector<int64_t>{24, 30}));
   EXPECT_EQ(file.metadata().at("format"), "pt");
 }
 
 TEST_F(matrix_projector_files, load_refuses_a_file_that_does_not_fit) {
-  matrix_projector(small_options()).save(path("dim8.safetensors"));
+  matrix_projector(small_options()).save(path("dim10.safetensors"));
   matrix_projector_options wider = small_options();
   wider.encoding.dim = 16;
   matrix_projector p(wider);
-  EXPECT_THAT(error_of([&] { p.load(path("dim8.safetensors")); }),
-              HasSubstr("does not fit this projector: dim 8 in the file, 16 here"));
+  EXPECT_THAT(error_of([&] { p.load(path("dim10.safetensors")); }),
+              HasSubstr("does not fit this projector: dim 10 in the file, 16 here"));
   matrix_projector_options taller = small_options();
   taller.hidden = 32;
   matrix_projector q(taller);
-  EXPECT_THAT(error_of([&] { q.load(path("dim8.safetensors")); }),
+  EXPECT_THAT(error_of([&] { q.load(path("dim10.safetensors")); }),
               HasSubstr("hidden 24 in the file, 32 here"));
 }
 
 TEST_F(matrix_projector_files, from_file_refuses_malformed_files) {
-  const std::vector<float> zeros(24 * 24, 0.0f);
+  const std::vector<float> zeros(24 * 30, 0.0f);
   auto write = [&](const std::string& name, const std::vector<int64_t>& fc1_shape,
                    const std::map<std::string, std::string>& metadata) {
     std::vector<tensor_data> tensors = {
@@ -234,22 +234,22 @@ TEST_F(matrix_projector_files, from_file_refuses_malformed_files) {
     return path(name);
   };
   const std::string good_meta =
-      R"({"format_version":1,"max_nnz":16,"dim":8,"base":10000.0,"feature_dim":24,)"
+      R"({"format_version":1,"max_nnz":16,"dim":10,"base":10000.0,"feature_dim":30,)"
       R"("hidden":24,"seed":3})";
   EXPECT_NO_THROW(matrix_projector::from_file(
-      write("good.safetensors", {24, 24}, {{"sparserl.matrix_projector", good_meta}})));
+      write("good.safetensors", {24, 30}, {{"sparserl.matrix_projector", good_meta}})));
   EXPECT_THAT(error_of([&] {
                 matrix_projector::from_file(write("shape.safetensors", {24, 12},
                                                   {{"sparserl.matrix_projector", good_meta}}));
               }),
-              HasSubstr("tensor projector.fc1.weight has shape [24, 12], expected [24, 24]"));
+              HasSubstr("tensor projector.fc1.weight has shape [24, 12], expected [24, 30]"));
   EXPECT_THAT(error_of([&] {
-                matrix_projector::from_file(write("bare.safetensors", {24, 24}, {}));
+                matrix_projector::from_file(write("bare.safetensors", {24, 30}, {}));
               }),
               HasSubstr("no \"sparserl.matrix_projector\" metadata entry"));
   EXPECT_THAT(error_of([&] {
                 matrix_projector::from_file(write(
-                    "odd.safetensors", {24, 24},
+                    "odd.safetensors", {24, 30},
                     {{"sparserl.matrix_projector", R"({"format_version":1,"max_nnz":16,"dim":7,)"
                                                    R"("base":1e4,"feature_dim":21,"hidden":24,)"
                                                    R"("seed":0})"}}));
