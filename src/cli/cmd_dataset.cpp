@@ -94,6 +94,7 @@ void run_build(build_args& a) {
 struct retime_args {
   std::string labels, output, device = "gpu";
   int threads = 0, workers = 1;
+  double time_limit_s = 0;
   bool no_progress = false;
 };
 
@@ -108,6 +109,8 @@ void run_retime(const retime_args& a) {
   train::retime_options o;
   o.threads = a.threads > 0 ? a.threads : train::hardware_threads();
   o.progress = !a.no_progress;
+  if (a.time_limit_s < 0) throw error("--time-limit must be >= 0 seconds");
+  o.time_limit_s = a.time_limit_s;
   const train::retime_result r = train::retime_labels(std::move(samples), *runner, eval, o);
   for (const std::string& w : r.warnings)
     std::fprintf(stderr, "sparserl: warning: %s\n", w.c_str());
@@ -121,6 +124,9 @@ void run_retime(const retime_args& a) {
   if (r.failed > 0)
     std::printf("; %lld whose label no longer ran (left as they were)",
                 static_cast<long long>(r.failed));
+  if (r.not_reached > 0)
+    std::printf("; %lld not reached within --time-limit (left as they were: run again on %s)",
+                static_cast<long long>(r.not_reached), a.output.c_str());
   std::printf("\n");
 }
 
@@ -215,6 +221,10 @@ void add_retime(CLI::App& dataset) {
   cmd->add_option("--device", a->device, "gpu (the only one that times)")->capture_default_str();
   cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
   cmd->add_option("--threads", a->threads, "Matrices retimed at once (0: one per core)")
+      ->capture_default_str();
+  cmd->add_option("--time-limit", a->time_limit_s,
+                  "Seconds after which no matrix is started (0: none); the rest are written as "
+                  "they were, and a second run on the output goes on from there")
       ->capture_default_str();
   cmd->add_flag("--no-progress", a->no_progress, "No progress bar on stderr");
   cmd->callback([a] { run_retime(*a); });

@@ -1,6 +1,7 @@
 #include "train/dataset_retime.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
 
@@ -16,7 +17,7 @@ namespace sparserl::train {
 
 namespace {
 
-enum class fate { not_timed, up_to_date, retimed, relabelled, failed };
+enum class fate { not_timed, up_to_date, retimed, relabelled, failed, not_reached };
 
 struct sample_outcome {
   fate kind = fate::not_timed;
@@ -112,8 +113,16 @@ retime_result retime_labels(std::vector<sft_sample> samples, program_runner& run
   evaluator ev(runner, eval);
   std::vector<sample_outcome> outcomes(samples.size());
   progress_bar bar("retiming", static_cast<int64_t>(samples.size()), options.progress);
+  const auto start = std::chrono::steady_clock::now();
+  auto out_of_time = [&] {
+    const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+    return options.time_limit_s > 0 && spent.count() > options.time_limit_s;
+  };
   parallel_for(samples.size(), options.threads, [&](size_t i) {
-    outcomes[i] = retime_one(samples[i], ev, runner);
+    if (out_of_time() && samples[i].label == "autotune" && recorded_best(samples[i]))
+      outcomes[i].kind = fate::not_reached;
+    else
+      outcomes[i] = retime_one(samples[i], ev, runner);
     bar.advance();
   });
   bar.finish();
@@ -135,6 +144,9 @@ retime_result retime_labels(std::vector<sft_sample> samples, program_runner& run
         break;
       case fate::failed:
         ++r.failed, r.warnings.push_back(o.warning);
+        break;
+      case fate::not_reached:
+        ++r.not_reached;
         break;
     }
   }

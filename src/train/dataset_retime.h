@@ -21,15 +21,20 @@ namespace sparserl::train {
 struct retime_options {
   int threads = 1;  // samples at once (the runner's pool bounds the real parallelism)
   bool progress = true;
+  // > 0: no sample is started after this many seconds; the ones not reached are left as they
+  // were (counted), so a run under a time limit still writes a whole file, and running again on
+  // it goes on where this one stopped (retimed labels are then complete).
+  double time_limit_s = 0;
 };
 
 struct retime_result {
   std::vector<sft_sample> samples;  // the input's, in order, updated
   int64_t retimed = 0;              // samples with new candidates timed and merged
   int64_t relabelled = 0;           // of those, samples whose label changed to a new candidate
-  int64_t up_to_date = 0;  // timed labels whose ranking had every candidate of today's space
-  int64_t not_timed = 0;   // heuristic labels or no timed candidates: left as they are
-  int64_t failed = 0;      // the recorded best no longer ran correctly: left as it was (warning)
+  int64_t up_to_date = 0;   // timed labels whose ranking had every candidate of today's space
+  int64_t not_timed = 0;    // heuristic labels or no timed candidates: left as they are
+  int64_t failed = 0;       // the recorded best no longer ran correctly: left as it was (warning)
+  int64_t not_reached = 0;  // timed labels left as they were when time_limit_s ran out
   int64_t new_candidates = 0;         // evaluated over all samples
   std::vector<std::string> warnings;  // one line per sample left as it was for a failure
 };

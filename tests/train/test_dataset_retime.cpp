@@ -122,6 +122,26 @@ TEST(dataset_retime, new_candidates_are_timed_scaled_to_the_recorded_best_and_wi
   EXPECT_FALSE(r.samples[2].extra.contains("retime_scale"));
 }
 
+TEST(dataset_retime, labels_not_reached_in_the_time_limit_are_left_for_a_second_run) {
+  const csr_matrix m = knn_in_random_order();
+  cpu_runner cpu;
+  timed_cpu_runner timed(cpu, 4, 2, made_up_ms);
+  retime_options o;
+  o.progress = false;
+  o.time_limit_s = 1e-9;  // spent before the first label
+  const std::vector<sft_sample> before = {label_before_rcsr(m, "a"), label_before_rcsr(m, "b")};
+  const retime_result first = retime_labels(before, timed, timed_options(), o);
+  EXPECT_EQ(first.not_reached, 2);
+  EXPECT_EQ(first.retimed, 0);
+  EXPECT_EQ(first.samples[0].candidates.size(), before[0].candidates.size());
+  o.time_limit_s = 0;
+  const retime_result second = retime_labels(first.samples, timed, timed_options(), o);
+  EXPECT_EQ(second.relabelled, 2);
+  const retime_result third = retime_labels(second.samples, timed, timed_options(), o);
+  EXPECT_EQ(third.up_to_date, 2);  // nothing left to time
+  EXPECT_EQ(third.samples[0].candidates.size(), second.samples[0].candidates.size());
+}
+
 TEST(dataset_retime, a_slower_new_candidate_joins_the_ranking_but_not_the_label) {
   const csr_matrix m = knn_in_random_order();
   cpu_runner cpu;
