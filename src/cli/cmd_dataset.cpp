@@ -95,11 +95,23 @@ struct retime_args {
   std::string labels, output, device = "gpu";
   int threads = 0, workers = 1;
   double time_limit_s = 0;
-  bool no_progress = false;
+  bool no_progress = false, dry_run = false;
 };
 
 void run_retime(const retime_args& a) {
   std::vector<train::sft_sample> samples = train::read_sft_jsonl(a.labels);
+  const int threads = a.threads > 0 ? a.threads : train::hardware_threads();
+  if (a.dry_run) {  // what would be timed; no runner, nothing written
+    const train::retime_plan p = train::plan_retime(samples, threads);
+    std::printf("%s: %lld timed labels, %lld complete; %lld candidates to time:", a.labels.c_str(),
+                static_cast<long long>(p.labels), static_cast<long long>(p.up_to_date),
+                static_cast<long long>(p.new_candidates));
+    for (const auto& [name, count] : p.by_template)
+      std::printf(" %s %lld", name.c_str(), static_cast<long long>(count));
+    std::printf("; %lld labels not timed\n", static_cast<long long>(p.not_timed));
+    return;
+  }
+  if (a.output.empty()) throw error("dataset retime: give -o FILE (or --dry-run)");
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
   if (std::string(runner->name()) != "gpu")  // said at once, before any matrix is remade
     throw error("dataset retime: the " + std::string(runner->name()) +
@@ -107,7 +119,7 @@ void run_retime(const retime_args& a) {
   eval_options eval;
   eval.compile.arch = device_arch(*runner);
   train::retime_options o;
-  o.threads = a.threads > 0 ? a.threads : train::hardware_threads();
+  o.threads = threads;
   o.progress = !a.no_progress;
   if (a.time_limit_s < 0) throw error("--time-limit must be >= 0 seconds");
   o.time_limit_s = a.time_limit_s;
@@ -216,8 +228,10 @@ void add_retime(CLI::App& dataset) {
       "recorded time and merged; the label becomes the fastest (GPU)");
   cmd->add_option("labels,--labels", a->labels, "SFT JSONL made on a GPU (with candidates)")
       ->required();
-  cmd->add_option("-o,--output", a->output, "The updated SFT JSONL (may be the same file)")
-      ->required();
+  cmd->add_option("-o,--output", a->output, "The updated SFT JSONL (may be the same file)");
+  cmd->add_flag(
+      "--dry-run", a->dry_run,
+      "Only count the candidates each label lacks, by template (no GPU, nothing written)");
   cmd->add_option("--device", a->device, "gpu (the only one that times)")->capture_default_str();
   cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
   cmd->add_option("--threads", a->threads, "Matrices retimed at once (0: one per core)")

@@ -181,6 +181,10 @@ std::string entry_args(sparse_op op, format_kind format) {
   return sig.substr(open + 1, close - open - 1);
 }
 
+bool rcsr_order_pays(const matrix_features& f) {
+  return f.rows == f.cols && f.column_distance_mean > random_order_distance;
+}
+
 bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 int64_t pow2_at_least(int64_t v) {

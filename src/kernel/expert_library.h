@@ -134,6 +134,11 @@ std::vector<expert_config> lanes_per_row_space(const expert_template& info,
                                                const std::vector<int64_t>& lane_counts);
 kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
                                   const std::string& source);
+// RCSR's templates only for a square matrix (a symmetric renumbering needs one) whose order looks
+// random: on the H200's realistic suite (2026-12-04) RCSR was the fastest on the three graphs in
+// random order and on none of the others, where the gather and the scattered write cost more
+// than a renumbering close to the identity saves.
+bool rcsr_order_pays(const matrix_features& f);
 bool is_pow2(int64_t v);
 int64_t pow2_at_least(int64_t v);  // smallest power of two >= max(v, 1)
 int64_t clamp64(int64_t v, int64_t lo, int64_t hi);

@@ -62,9 +62,10 @@ extern "C" __global__ void spmm_rcsr(@ARGS@) {
 )";
 
 std::vector<expert_config> space(const matrix_features& f, int k) {
-  // csr16_rowgroup's tiles and groups; only square matrices can be renumbered symmetrically.
+  // csr16_rowgroup's tiles and groups; only square matrices can be renumbered symmetrically, and
+  // only a random order pays for the gather (rcsr_order_pays).
   std::vector<expert_config> out;
-  if (f.rows != f.cols) return out;
+  if (!rcsr_order_pays(f)) return out;
   for (const auto& params : rowgroup_configs(k)) out.push_back(make_config(info(), {}, params));
   return out;
 }

@@ -65,8 +65,8 @@ expert_template hubs_info() {
 }
 
 std::vector<expert_config> space(const matrix_features& f, int) {
-  // A symmetric renumbering needs a square matrix; the lane counts as csr16_vector's.
-  if (f.rows != f.cols) return {};
+  // The lane counts as csr16_vector's.
+  if (!rcsr_order_pays(f)) return {};
   return lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
 }
 
@@ -75,9 +75,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 constexpr double hub_row_factor = 8;
 
 std::vector<expert_config> hubs_space(const matrix_features& f, int) {
-  if (f.rows != f.cols || f.column_distance_mean <= random_order_distance ||
-      f.row_length_max < hub_row_factor * f.row_length_mean)
-    return {};
+  if (!rcsr_order_pays(f) || f.row_length_max < hub_row_factor * f.row_length_mean) return {};
   std::vector<expert_config> out = lanes_per_row_space(hubs_info(), f, {1, 2, 4, 8, 16, 32});
   for (expert_config& c : out) c.format_params = {{"hubs_first", 1}};
   return out;

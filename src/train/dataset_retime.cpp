@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -43,6 +44,19 @@ void rank(std::vector<sft_candidate>& candidates) {
                    });
 }
 
+// Today's space for the sample's matrix (and the heuristic's pick) less what its ranking holds.
+std::vector<expert_config> missing_candidates(const sft_sample& s, const csr_matrix& m) {
+  const matrix_features f = compute_features(m);
+  std::vector<expert_config> space = expert_space(s.op, f, s.k);
+  space.push_back(pick_heuristic(s.op, f, s.k));
+  std::set<std::string> known;
+  for (const sft_candidate& c : s.candidates) known.insert(c.program);
+  std::vector<expert_config> fresh;
+  for (const expert_config& c : space)
+    if (known.insert(c.describe()).second) fresh.push_back(c);
+  return fresh;
+}
+
 std::string timing_error(const program_runner& runner) {
   return std::string("dataset retime: the ") + runner.name() +
          " runner measures no kernel time; retiming needs a GPU (--device gpu)";
@@ -53,14 +67,7 @@ sample_outcome retime_one(sft_sample& s, evaluator& ev, const program_runner& ru
   const sft_candidate* best = recorded_best(s);
   if (s.label != "autotune" || !best) return out;
   const csr_matrix m = to_matrix(s);
-  const matrix_features f = compute_features(m);
-  std::vector<expert_config> space = expert_space(s.op, f, s.k);
-  space.push_back(pick_heuristic(s.op, f, s.k));
-  std::set<std::string> known;
-  for (const sft_candidate& c : s.candidates) known.insert(c.program);
-  std::vector<expert_config> fresh;
-  for (const expert_config& c : space)
-    if (known.insert(c.describe()).second) fresh.push_back(c);
+  const std::vector<expert_config> fresh = missing_candidates(s, m);
   if (fresh.empty()) {
     out.kind = fate::up_to_date;
     return out;
@@ -107,6 +114,29 @@ sample_outcome retime_one(sft_sample& s, evaluator& ev, const program_runner& ru
 }
 
 }  // namespace
+
+retime_plan plan_retime(const std::vector<sft_sample>& samples, int threads) {
+  std::vector<std::vector<expert_config>> missing(samples.size());
+  std::vector<char> timed(samples.size(), 0);
+  parallel_for(samples.size(), threads, [&](size_t i) {
+    const sft_sample& s = samples[i];
+    if (s.label != "autotune" || !recorded_best(s)) return;
+    timed[i] = 1;
+    missing[i] = missing_candidates(s, to_matrix(s));
+  });
+  retime_plan plan;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    if (!timed[i]) {
+      ++plan.not_timed;
+      continue;
+    }
+    ++plan.labels;
+    if (missing[i].empty()) ++plan.up_to_date;
+    plan.new_candidates += static_cast<int64_t>(missing[i].size());
+    for (const expert_config& c : missing[i]) ++plan.by_template[c.name];
+  }
+  return plan;
+}
 
 retime_result retime_labels(std::vector<sft_sample> samples, program_runner& runner,
                             const eval_options& eval, const retime_options& options) {

@@ -9,6 +9,7 @@
 // becomes the fastest correct program of the merged ranking; no earlier time is changed.
 // Labels by the heuristic and labels whose ranking is complete are left as they are.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,14 @@ struct retime_result {
   int64_t new_candidates = 0;         // evaluated over all samples
   std::vector<std::string> warnings;  // one line per sample left as it was for a failure
 };
+
+// What retime_labels would time, without a runner: the timed labels, how many already hold every
+// candidate of today's space, and the candidates they lack, by template.
+struct retime_plan {
+  int64_t labels = 0, up_to_date = 0, not_timed = 0, new_candidates = 0;
+  std::map<std::string, int64_t> by_template;
+};
+retime_plan plan_retime(const std::vector<sft_sample>& samples, int threads);
 
 // Throws sparserl::error when the runner cannot time (the CPU emulator): a ranking needs times.
 retime_result retime_labels(std::vector<sft_sample> samples, program_runner& runner,

@@ -178,6 +178,12 @@ TEST_F(DatasetCli, ScoreHeuristicRanksThePickInTheCommittedLabels) {
   EXPECT_FALSE(fs::exists(path("retimed.jsonl")));
   expect_one_line_error("dataset retime " + path("missing.jsonl") + " -o " + path("retimed.jsonl"),
                         "missing.jsonl");
+  expect_one_line_error("dataset retime " + path("small.jsonl"), "give -o FILE (or --dry-run)");
+  // --dry-run counts what a GPU would time, on any machine.
+  const run_result plan = run("dataset retime " + path("small.jsonl") + " --dry-run");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_THAT(plan.out, HasSubstr(std::to_string(kept) + " timed labels"));
+  EXPECT_THAT(plan.out, HasSubstr("candidates to time"));
 }
 
 TEST_F(DatasetCli, BadArgumentsAreOneLineErrors) {

@@ -122,6 +122,27 @@ TEST(dataset_retime, new_candidates_are_timed_scaled_to_the_recorded_best_and_wi
   EXPECT_FALSE(r.samples[2].extra.contains("retime_scale"));
 }
 
+TEST(dataset_retime, the_plan_counts_what_would_be_timed_without_a_runner) {
+  const csr_matrix m = knn_in_random_order();
+  sft_sample heuristic = label_before_rcsr(m, "heuristic");
+  heuristic.label = "heuristic";
+  const std::vector<sft_sample> samples = {label_before_rcsr(m, "stale"), heuristic};
+  const retime_plan plan = plan_retime(samples, 2);
+  EXPECT_EQ(plan.labels, 1);
+  EXPECT_EQ(plan.not_timed, 1);
+  EXPECT_EQ(plan.up_to_date, 0);
+  ASSERT_GT(plan.by_template.count("rcsr_vector"), 0u);
+  int64_t sum = 0;
+  for (const auto& [name, count] : plan.by_template) sum += count;
+  EXPECT_EQ(sum, plan.new_candidates);
+  // The same count the retiming then times.
+  cpu_runner cpu;
+  timed_cpu_runner timed(cpu, 4, 2, made_up_ms);
+  retime_options o;
+  o.progress = false;
+  EXPECT_EQ(retime_labels(samples, timed, timed_options(), o).new_candidates, plan.new_candidates);
+}
+
 TEST(dataset_retime, labels_not_reached_in_the_time_limit_are_left_for_a_second_run) {
   const csr_matrix m = knn_in_random_order();
   cpu_runner cpu;
