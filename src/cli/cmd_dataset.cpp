@@ -113,9 +113,7 @@ void run_retime(const retime_args& a) {
   }
   if (a.output.empty()) throw error("dataset retime: give -o FILE (or --dry-run)");
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
-  if (std::string(runner->name()) != "gpu")  // said at once, before any matrix is remade
-    throw error("dataset retime: the " + std::string(runner->name()) +
-                " runner measures no kernel time; retiming needs a GPU (--device gpu)");
+  if (std::string(runner->name()) != "gpu") throw error(train::retime_timing_error(*runner));
   eval_options eval;
   eval.compile.arch = device_arch(*runner);
   train::retime_options o;

@@ -128,7 +128,7 @@ expert_config pick_spmv(const matrix_features& f) {
                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
-  if (f.rows == f.cols && mean >= 5 && f.column_distance_mean > random_order_distance &&
+  if (expert_detail::rcsr_order_pays(f) && mean >= 5 &&
       f.renumbered_distance_mean * 8 < f.column_distance_mean) {
     return config("rcsr_vector", op, format_kind::rcsr, {},
                   {{"block", 256}, {"lanes", lanes_for(mean, 4)}});

@@ -34,6 +34,9 @@ const sft_candidate* recorded_best(const sft_sample& s) {
   return best;
 }
 
+// What retiming extends: a label chosen by timing, with its ranking's times.
+bool timed_label(const sft_sample& s) { return s.label == "autotune" && recorded_best(s); }
+
 // Correct first, by time; then the failures, in their order (as autotune ranks).
 void rank(std::vector<sft_candidate>& candidates) {
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -57,15 +60,10 @@ std::vector<expert_config> missing_candidates(const sft_sample& s, const csr_mat
   return fresh;
 }
 
-std::string timing_error(const program_runner& runner) {
-  return std::string("dataset retime: the ") + runner.name() +
-         " runner measures no kernel time; retiming needs a GPU (--device gpu)";
-}
-
 sample_outcome retime_one(sft_sample& s, evaluator& ev, const program_runner& runner) {
   sample_outcome out;
+  if (!timed_label(s)) return out;
   const sft_candidate* best = recorded_best(s);
-  if (s.label != "autotune" || !best) return out;
   const csr_matrix m = to_matrix(s);
   const std::vector<expert_config> fresh = missing_candidates(s, m);
   if (fresh.empty()) {
@@ -84,7 +82,7 @@ sample_outcome retime_one(sft_sample& s, evaluator& ev, const program_runner& ru
         "; left as it was";
     return out;
   }
-  if (!again.kernel_ms || *again.kernel_ms <= 0) throw error(timing_error(runner));
+  if (!again.kernel_ms || *again.kernel_ms <= 0) throw error(retime_timing_error(runner));
   const double scale = *best->time_ms / *again.kernel_ms;
   const double recorded_ms = *best->time_ms;
   std::optional<kernel_program> faster;
@@ -115,18 +113,19 @@ sample_outcome retime_one(sft_sample& s, evaluator& ev, const program_runner& ru
 
 }  // namespace
 
+std::string retime_timing_error(const program_runner& runner) {
+  return std::string("dataset retime: the ") + runner.name() +
+         " runner measures no kernel time; retiming needs a GPU (--device gpu)";
+}
+
 retime_plan plan_retime(const std::vector<sft_sample>& samples, int threads) {
   std::vector<std::vector<expert_config>> missing(samples.size());
-  std::vector<char> timed(samples.size(), 0);
   parallel_for(samples.size(), threads, [&](size_t i) {
-    const sft_sample& s = samples[i];
-    if (s.label != "autotune" || !recorded_best(s)) return;
-    timed[i] = 1;
-    missing[i] = missing_candidates(s, to_matrix(s));
+    if (timed_label(samples[i])) missing[i] = missing_candidates(samples[i], to_matrix(samples[i]));
   });
   retime_plan plan;
   for (size_t i = 0; i < samples.size(); ++i) {
-    if (!timed[i]) {
+    if (!timed_label(samples[i])) {
       ++plan.not_timed;
       continue;
     }
@@ -149,7 +148,7 @@ retime_result retime_labels(std::vector<sft_sample> samples, program_runner& run
     return options.time_limit_s > 0 && spent.count() > options.time_limit_s;
   };
   parallel_for(samples.size(), options.threads, [&](size_t i) {
-    if (out_of_time() && samples[i].label == "autotune" && recorded_best(samples[i]))
+    if (out_of_time() && timed_label(samples[i]))
       outcomes[i].kind = fate::not_reached;
     else
       outcomes[i] = retime_one(samples[i], ev, runner);

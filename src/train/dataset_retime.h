@@ -48,6 +48,10 @@ struct retime_plan {
 };
 retime_plan plan_retime(const std::vector<sft_sample>& samples, int threads);
 
+// Why `runner` cannot retime: it measures no kernel time (the CPU emulator). The CLI says it before
+// any matrix is remade; retime_labels throws it when a verdict comes back without a time.
+std::string retime_timing_error(const program_runner& runner);
+
 // Throws sparserl::error when the runner cannot time (the CPU emulator): a ranking needs times.
 retime_result retime_labels(std::vector<sft_sample> samples, program_runner& runner,
                             const eval_options& eval, const retime_options& options);
