@@ -34,10 +34,9 @@ void run_generate(generate_args& a) {
   std::string matrix_id;
   const csr_matrix matrix = load_matrix_or_default(a.matrix, matrix_id);
   train::policy p = make_policy(a.model, {}, a.output, false);
-  const matrix_encoding encoding = p.encode(matrix);
+  const train::matrix_input input = train::read_matrix(p, matrix);
   const int32_t k = *op == sparse_op::spmm ? a.k : 1;
-  std::vector<train::program_request> requests(static_cast<size_t>(a.samples),
-                                               {*op, k, &matrix, &encoding});
+  std::vector<train::program_request> requests(static_cast<size_t>(a.samples), {*op, k, &input});
   a.sampling.seed = a.model.seed;
   const train::sampled_programs s =
       train::sample_programs(p, requests, a.max_new_tokens, a.sampling);

@@ -16,6 +16,7 @@
 #include "text/bpe_trainer.h"
 #include "train/lm_examples.h"
 #include "train/parallel_for.h"
+#include "train/program_sampler.h"
 #include "train/prompt.h"
 
 namespace fs = std::filesystem;
@@ -214,11 +215,14 @@ std::vector<train::sft_sample> load_samples(const data_args& a, program_runner* 
 
 std::vector<std::string> tokenizer_texts(const std::vector<train::sft_sample>& samples) {
   std::vector<std::string> out;
+  const std::vector<std::string> phrases = train::structure_phrases();
   for (const train::sft_sample& s : samples) {
     out.push_back(s.code + train::program_end);
     // The prompt's words for the vocabulary; a sample stored by its generator is not remade for
-    // its longest row (any number spells the same way).
-    train::prompt_matrix m{s.n_rows, s.n_cols, s.nnz(), 0};
+    // its longest row (any number spells the same way) nor its structure (the phrases taken in
+    // turn, each about as often as another).
+    train::prompt_matrix m{s.n_rows, s.n_cols, s.nnz(), 0,
+                           phrases[out.size() / 2 % phrases.size()]};
     std::vector<int64_t> lengths(s.n_rows, 0);
     for (int32_t r : s.rows) m.longest_row = std::max(m.longest_row, ++lengths[r]);
     out.push_back(train::task_prompt(s.op, s.k, m));
@@ -231,13 +235,13 @@ train::lm_dataset sft_lm_dataset(const train::policy& p,
   train::lm_dataset d;
   // The matrices (remade from their generators where stored so) and their encodings in parallel:
   // large ones take a pass each; neither is kept beyond its encoding.
-  // The prompt states the matrix's row lengths, so it is made from the matrix too.
+  // The prompt states the matrix's row lengths and structure, so it is made from the matrix too.
   d.prefixes.resize(samples.size());
   std::vector<train::prompt_matrix> shapes(samples.size());
   train::parallel_for(samples.size(), train::hardware_threads(), [&](size_t i) {
-    const csr_matrix matrix = train::to_matrix(samples[i]);
-    shapes[i] = train::prompt_matrix_of(matrix);
-    d.prefixes[i] = p.encode(matrix);
+    train::matrix_input input = train::read_matrix(p, train::to_matrix(samples[i]));
+    shapes[i] = std::move(input.facts);
+    d.prefixes[i] = std::move(input.encoding);
   });
   for (size_t i = 0; i < samples.size(); ++i) {
     const train::sft_sample& s = samples[i];

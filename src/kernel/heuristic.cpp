@@ -128,8 +128,7 @@ expert_config pick_spmv(const matrix_features& f) {
                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
-  if (expert_detail::rcsr_order_pays(f) && mean >= 5 &&
-      f.renumbered_distance_mean * 8 < f.column_distance_mean) {
+  if (expert_detail::rcsr_order_pays(f) && mean >= 5 && renumbering_finds_local_order(f)) {
     return config("rcsr_vector", op, format_kind::rcsr, {},
                   {{"block", 256}, {"lanes", lanes_for(mean, 4)}});
   }

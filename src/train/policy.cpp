@@ -117,6 +117,10 @@ matrix_encoding policy::encode(const csr_matrix& matrix) const {
   return encode_matrix(matrix, projector_->encoding_options());
 }
 
+matrix_encoding policy::encode(const csr_matrix& matrix, const matrix_features& features) const {
+  return encode_matrix(matrix, features, projector_->encoding_options());
+}
+
 int64_t policy::prefix_tokens() const { return projector_->tokens(); }
 
 std::vector<int32_t> policy::encode_text(const std::string& text) const {

@@ -49,6 +49,7 @@ class policy {
   // [batch, 1 + max_nnz, hidden] prefix embeddings in the model's dtype and device.
   torch::Tensor prefix(const std::vector<const matrix_encoding*>& encodings) const;
   matrix_encoding encode(const csr_matrix& matrix) const;
+  matrix_encoding encode(const csr_matrix& matrix, const matrix_features& features) const;
   int64_t prefix_tokens() const;
 
   std::vector<int32_t> encode_text(const std::string& text) const;

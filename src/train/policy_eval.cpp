@@ -39,14 +39,13 @@ std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
   const size_t step = std::max<size_t>(1, static_cast<size_t>(std::max(batch, 1)) / copies);
   for (size_t begin = 0; begin < matrices.size(); begin += step) {
     const size_t end = std::min(matrices.size(), begin + step);
-    std::vector<matrix_encoding> encodings;
-    encodings.reserve(end - begin);
-    for (size_t i = begin; i < end; ++i) encodings.push_back(p.encode(*matrices[i].matrix));
+    std::vector<matrix_input> inputs;
+    inputs.reserve(end - begin);
+    for (size_t i = begin; i < end; ++i) inputs.push_back(read_matrix(p, *matrices[i].matrix));
     std::vector<program_request> requests;
     for (size_t i = begin; i < end; ++i)
       for (size_t c = 0; c < copies; ++c)
-        requests.push_back(
-            {matrices[i].op, matrices[i].k, matrices[i].matrix, &encodings[i - begin]});
+        requests.push_back({matrices[i].op, matrices[i].k, &inputs[i - begin]});
     sampling_options s = sampling;
     s.seed = sampling.seed + begin;  // each batch its own stream, the same on every run
     const sampled_programs sampled = sample_programs(p, requests, max_new_tokens, s);

@@ -8,7 +8,7 @@ ppo_task make_ppo_task(const policy& p, std::string id, csr_matrix matrix, spars
   t.id = std::move(id);
   t.op = op;
   t.k = k;
-  t.encoding = p.encode(matrix);
+  t.input = read_matrix(p, matrix);
   t.matrix = std::move(matrix);
   return t;
 }

@@ -1,6 +1,6 @@
 #pragma once
-// A PPO task: a matrix and the operation the policy writes a kernel for, with the matrix's
-// encoding (for the prefix) computed once.
+// A PPO task: a matrix and the operation the policy writes a kernel for, with what the policy reads
+// of it (the prefix's encoding, the prompt's facts) computed once.
 #include <cstdint>
 #include <string>
 
@@ -8,6 +8,7 @@
 #include "model/matrix_encoding.h"
 #include "sparse/csr_matrix.h"
 #include "train/policy.h"
+#include "train/program_sampler.h"
 
 namespace sparserl::train {
 
@@ -16,7 +17,7 @@ struct ppo_task {
   sparse_op op = sparse_op::spmv;
   int32_t k = 1;
   csr_matrix matrix;
-  matrix_encoding encoding;
+  matrix_input input;
 };
 
 // A task for `matrix` (encoded by the policy's projector options).

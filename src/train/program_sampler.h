@@ -8,14 +8,22 @@
 #include "model/generate.h"
 #include "model/matrix_encoding.h"
 #include "train/policy.h"
+#include "train/prompt.h"
 
 namespace sparserl::train {
+
+// What the policy reads of a matrix: the prefix's encoding and the prompt's facts, made from one
+// compute_features pass (the node order it states renumbers a matrix in random order).
+struct matrix_input {
+  matrix_encoding encoding;
+  prompt_matrix facts;
+};
+matrix_input read_matrix(const policy& p, const csr_matrix& matrix);
 
 struct program_request {
   sparse_op op = sparse_op::spmv;
   int32_t k = 1;
-  const csr_matrix* matrix = nullptr;
-  const matrix_encoding* encoding = nullptr;
+  const matrix_input* input = nullptr;
 };
 
 struct sampled_programs {

@@ -48,7 +48,7 @@ rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int6
   for (size_t j = 0; j < idx.size(); ++j) {
     const ppo_task& t = c.tasks[static_cast<size_t>(idx[j])];
     for (int64_t g = 0; g < c.o.samples_per_task; ++g) {
-      requests.push_back({t.op, t.k, &t.matrix, &t.encoding});
+      requests.push_back({t.op, t.k, &t.input});
       r.task_index.push_back(idx[j]);
       r.group.push_back(static_cast<int64_t>(j));
     }
