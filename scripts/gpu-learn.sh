@@ -306,6 +306,7 @@ for seed in $seeds; do
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     --no-progress -o "$run/ppo"
   cp "$run/ppo/metrics.jsonl" "$out/seed-$seed/ppo-metrics.jsonl" 2>/dev/null
+  cp "$run/ppo/rollouts.jsonl" "$out/seed-$seed/ppo-rollouts.jsonl" 2>/dev/null  # one line a rollout
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null
   if [[ -d $run/ppo/final ]]; then
     evaluate "seed-$seed/eval-ppo" "$run/ppo/final" "$held"

@@ -9,7 +9,12 @@ of the steps minus the first quarter's: with a pool of PPO_MATRICES drawn PPO_BA
 quarter of 24 steps over 72 matrices, 12 a step, is one pass, so both quarters cover the same
 matrices); per group of held-out matrices (the name without its trailing
 "-N.mtx", e.g. road-rcm: family and node order), the geomean over seeds and sizes of each policy's
-greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses.
+greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses;
+from PPO's rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to
+learn from: how many groups (a matrix's samples in one step) held two or more different correct
+programs, how many held one faster than the group's most sampled program by more than the timing
+noise (3%), and the share of rollouts that are their matrix's fastest program seen in the run, in
+the first and the last quarter of the steps (rising: the policy moved towards faster programs).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
@@ -146,6 +151,53 @@ def earlier_seeds(path):
     return seeds
 
 
+# A program faster than another by less than this is within the timing noise (1-2% per matrix
+# between two timings of one program on the H200).
+FASTER = 1.03
+
+
+def rollout_exploration(path):
+    """What PPO's rollouts offered it to learn from (see the module's doc), or None without a log."""
+    rows = read_metrics(path)
+    if not rows:
+        return None
+    groups, speed = {}, {}
+    for r in rows:
+        groups.setdefault((r["step"], r["group"]), []).append(r)
+        if r.get("correct") and r.get("speedup"):
+            speed.setdefault((r["task"], r["program_sha256"]), []).append(r["speedup"])
+    median = {key: statistics.median(v) for key, v in speed.items()}
+    best = {}  # task -> its fastest correct program (by its median speed-up over the run)
+    for (task, sha), s in median.items():
+        if task not in best or s > median[(task, best[task])]:
+            best[task] = sha
+    explored = faster = 0
+    for members in groups.values():
+        timed = {m["program_sha256"]: m["speedup"] for m in members
+                 if m.get("correct") and m.get("speedup")}
+        if len(timed) >= 2:
+            explored += 1
+        if timed:
+            counts = {}
+            for m in members:
+                counts[m["program_sha256"]] = counts.get(m["program_sha256"], 0) + 1
+            mode = max(counts, key=counts.get)
+            if mode in timed and max(timed.values()) > FASTER * timed[mode]:
+                faster += 1
+    steps = sorted({r["step"] for r in rows})
+    quarter = len(steps) // 4
+    def best_share(chosen):
+        picked = [r for r in rows if r["step"] in chosen]
+        return (sum(best.get(r["task"]) == r["program_sha256"] for r in picked) / len(picked)
+                if picked else None)
+    out = {"rollouts": len(rows), "groups": len(groups), "groups_explored": explored,
+           "groups_with_faster": faster}
+    if quarter:
+        out["best_share_first_quarter"] = best_share(set(steps[:quarter]))
+        out["best_share_last_quarter"] = best_share(set(steps[-quarter:]))
+    return out
+
+
 def reward_rise(rewards):
     """(mean of the first quarter of the steps, mean of the last quarter), or None under 4 steps."""
     r = [v for v in rewards if v is not None]
@@ -170,6 +222,9 @@ def summarise(out, added=()):
         metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
         entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
         entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
+        exploration = rollout_exploration(os.path.join(out, f"seed-{seed}", "ppo-rollouts.jsonl"))
+        if exploration:
+            entry["ppo_rollouts"] = exploration
         rise = reward_rise(entry["ppo_reward"])
         if rise is not None:
             entry["ppo_reward_first_quarter"], entry["ppo_reward_last_quarter"] = rise
@@ -217,6 +272,15 @@ def summarise(out, added=()):
         verdicts["ppo_reward_rise_mean"] = statistics.mean(rises)
         verdicts["ppo_reward_rising_seeds"] = sum(r > 0 for r in rises)
         verdicts["ppo_reward_seeds"] = len(rises)
+    explorations = [e["ppo_rollouts"] for e in per_seed.values() if "ppo_rollouts" in e]
+    if explorations:
+        groups = sum(x["groups"] for x in explorations)
+        verdicts["ppo_groups_explored"] = sum(x["groups_explored"] for x in explorations) / groups
+        verdicts["ppo_groups_with_faster"] = sum(x["groups_with_faster"] for x in explorations) / groups
+        shifts = [x["best_share_last_quarter"] - x["best_share_first_quarter"]
+                  for x in explorations if x.get("best_share_first_quarter") is not None]
+        if shifts:
+            verdicts["ppo_best_share_rise_mean"] = statistics.mean(shifts)
     for pol in POLICIES:
         g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
         h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]

@@ -143,3 +143,35 @@ def test_reward_rise_compares_the_first_and_last_quarter_of_the_steps(tmp_path):
     assert math.isclose(doc["checks"]["ppo_reward_rise_mean"], 0.7)
     assert doc["checks"]["ppo_reward_rising_seeds"] == 1
     assert doc["checks"]["ppo_reward_seeds"] == 1
+
+
+def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
+    """seed-1/ppo-rollouts.jsonl over 4 steps of one matrix: P (1.0x) and Q (1.2x, the fastest
+    seen). Step 1: P P P Q (two correct programs, Q faster than the most sampled); step 2: P P P
+    and a wrong one (one timed program); step 3: P Q Q Q (Q is the most sampled: nothing faster);
+    step 4: Q Q Q Q. The share of rollouts that are the matrix's fastest program: 1/4 in the first
+    quarter (step 1), 4/4 in the last (step 4)."""
+    def row(step, sha, speedup, correct=True):
+        return {"step": step, "time": 0, "task": "a", "group": 0, "program": sha,
+                "program_sha256": sha, "correct": correct, "speedup": speedup}
+    steps = {1: "PPPQ", 2: "PPPW", 3: "PQQQ", 4: "QQQQ"}
+    speed = {"P": 1.0, "Q": 1.2}
+    seed = tmp_path / "seed-1"
+    seed.mkdir()
+    with open(seed / "ppo-rollouts.jsonl", "w") as f:
+        for step, programs in steps.items():
+            for sha in programs:
+                line = row(step, sha, None, False) if sha == "W" else row(step, sha, speed[sha])
+                f.write(json.dumps(line) + "\n")
+    write_eval(str(seed / "eval-sft"), {"road-rcm-0.mtx": 1.0}, {"road-rcm-0.mtx": 1.1},
+               {"road-rcm-0.mtx": 1.2})
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    x = doc["seeds"]["1"]["ppo_rollouts"]
+    assert (x["rollouts"], x["groups"], x["groups_explored"], x["groups_with_faster"]) == (16, 4, 2, 1)
+    assert math.isclose(x["best_share_first_quarter"], 0.25)
+    assert math.isclose(x["best_share_last_quarter"], 1.0)
+    assert math.isclose(doc["checks"]["ppo_groups_explored"], 0.5)
+    assert math.isclose(doc["checks"]["ppo_groups_with_faster"], 0.25)
+    assert math.isclose(doc["checks"]["ppo_best_share_rise_mean"], 0.75)

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <optional>
 
 #include "sparse/error.h"
 #include "train/advantage_estimator.h"
@@ -15,6 +16,7 @@
 #include "train/program_sampler.h"
 #include "train/reference_policy.h"
 #include "train/rollout_judge.h"
+#include "train/rollout_log.h"
 #include "train/rollouts.h"
 #include "train/trainer_common.h"
 #include "train/training_loop.h"
@@ -38,6 +40,7 @@ struct ppo_context {
   optimizer_state& opt;
   kl_controller& kl;
   data_parallel& dp;
+  metrics_log* rollout_log;  // RUN/rollouts.jsonl on rank 0, else null
 };
 
 // samples_per_task programs for each task of `idx`, consecutive rows, one group per task.
@@ -171,6 +174,10 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
   s.groups = static_cast<double>(adv.groups);
   s.groups_tied = static_cast<double>(adv.groups_tied);
   s.rollouts_used = static_cast<double>(adv.used.size());
+  if (c.rollout_log)
+    for (const nlohmann::json& line :
+         rollout_records(r, c.tasks, v, adv.advantages, mask, adv.used))
+      c.rollout_log->append(step + 1, line);  // step numbers as in metrics.jsonl
   update_policy(c, r, old.logprobs, old.values, adv, step, s);
   reduce_update_stats(s, c.dp);  // every rank's controller sees the same KL
   c.kl.update(s.kl, r.size() * c.dp.world_size());
@@ -210,7 +217,13 @@ ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& j
   training_loop loop(run, o.optim, opt, "ppo", static_cast<int64_t>(tasks.size()));
   data_parallel& dp = loop.parallel();
   kl_controller kl(loop.resumed_state().value("kl_coef", o.kl_coef), o.target_kl, o.kl_horizon);
-  ppo_context c{p, tasks, judge, o, *estimator, reference.get(), opt, kl, dp};
+  std::optional<metrics_log> rollout_log;
+  if (dp.is_main()) rollout_log.emplace(run.run_dir + "/rollouts.jsonl", loop.start_step());
+  ppo_context c{p,          tasks,
+                judge,      o,
+                *estimator, reference.get(),
+                opt,        kl,
+                dp,         rollout_log ? &*rollout_log : nullptr};
 
   ppo_result result;
   p.set_training(false);

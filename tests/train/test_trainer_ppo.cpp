@@ -8,10 +8,12 @@
 #include <torch/utils.h>
 
 #include <iostream>
+#include <map>
 
 #include "eval/cpu_runner.h"
 #include "kernel/abi.h"
 #include "sparse/generators.h"
+#include "train/jsonl_file.h"
 #include "train/lm_examples.h"
 #include "train/prompt.h"
 #include "train/trainer_lm.h"
@@ -153,6 +155,34 @@ TEST(trainer_ppo, rloo_groups_raise_the_mean_reward_without_a_value_head) {
   EXPECT_GT(late, early + 0.25) << early << " -> " << late;
   EXPECT_GT(late, 0.8);
   EXPECT_GT(tied, 0) << "a policy that converges ends in groups that all agree";
+
+  // RUN/rollouts.jsonl: every rollout of every step, as many used as the step's statistics say,
+  // and in a group that entered the update a correct program's advantage above a wrong one's.
+  std::map<int64_t, int64_t> lines_per_step, used_per_step;
+  std::map<std::pair<int64_t, int64_t>, std::vector<std::pair<bool, double>>> groups;
+  read_jsonl(dir.sub("ppo") + "/rollouts.jsonl", [&](const nlohmann::json& j, int64_t) {
+    const int64_t step = j["step"];
+    ++lines_per_step[step];
+    if (j["used"].get<bool>()) {
+      ++used_per_step[step];
+      groups[{step, j["group"].get<int64_t>()}].push_back(
+          {j["correct"].get<bool>(), j["advantage"].get<double>()});
+    }
+  });
+  ASSERT_EQ(lines_per_step.size(), 10u);
+  for (int64_t step = 1; step <= 10; ++step) {
+    EXPECT_EQ(lines_per_step[step], 8) << "step " << step;
+    EXPECT_EQ(used_per_step[step], r.steps[static_cast<size_t>(step - 1)].rollouts_used);
+  }
+  int compared = 0;
+  for (const auto& [key, rows] : groups)
+    for (const auto& [correct_i, adv_i] : rows)
+      for (const auto& [correct_j, adv_j] : rows)
+        if (correct_i && !correct_j) {
+          EXPECT_GT(adv_i, adv_j) << "step " << key.first << " group " << key.second;
+          ++compared;
+        }
+  EXPECT_GT(compared, 0);
 }
 
 }  // namespace
