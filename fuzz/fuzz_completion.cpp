@@ -1,7 +1,8 @@
 // libFuzzer target: parse_completion (kernel/completion.h), raw model output -> kernel_program.
 // The last input byte picks the op. It must never throw; a failure must say why; a program must
 // have one launch per entry point and a source, and its canonical text (to_text) must parse back
-// to the same program. The same invariants as tests/kernel/test_completion.cpp's random
+// to the same program, with the same identity (kernel/program_identity.h) as the completion it
+// came from. The same invariants as tests/kernel/test_completion.cpp's random
 // mutations, under coverage guidance and the sanitizers.
 #include <cstdint>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "kernel/abi.h"
 #include "kernel/completion.h"
 #include "kernel/program.h"
+#include "kernel/program_identity.h"
 
 namespace {
 
@@ -59,5 +61,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const parse_result again = parse_completion(p.to_text(), op);
   if (!again.program) finding("to_text does not parse back: " + again.error);
   if (!same_program(p, *again.program)) finding("to_text parses back to a different program");
+  std::string identity;
+  try {
+    identity = program_identity(text, op);
+  } catch (const std::exception& e) {
+    finding(std::string("program_identity threw: ") + e.what());
+  }
+  if (identity != program_identity(p.to_text(), op))
+    finding("the program's canonical text has another identity than the completion");
   return 0;
 }

@@ -9,14 +9,15 @@
 
 namespace sparserl::train {
 
-// For each row of `r`, the first row with the same task and the same program text (itself when
-// it is the first).
-std::vector<size_t> distinct_rollouts(const rollouts& r);
+// For each row of `r`, the first row with the same task and the same program (program_identity:
+// the same parsed program up to comments and whitespace; itself when it is the first).
+std::vector<size_t> distinct_rollouts(const rollouts& r, const std::vector<ppo_task>& tasks);
 
-// The verdict of every row of `r`, in row order. A program sampled more than once for one task is
-// judged once and its verdict shared: timing noise would otherwise give identical programs
-// different rewards, which a group-relative baseline turns into advantages (a group of one
-// program repeated G times then counts as tied and is left out, as it should).
+// The verdict of every row of `r`, in row order. A program sampled more than once for one task
+// (textual variants included) is judged once and its verdict shared: timing noise would otherwise
+// give identical programs different rewards, which a group-relative baseline turns into
+// advantages (a group of one program repeated G times then counts as tied and is left out, as it
+// should).
 std::vector<verdict> judge_rollouts(evaluator& judge, const std::vector<ppo_task>& tasks,
                                     const rollouts& r, int threads);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kernel/program_identity.h"
 #include "sparse/content_hash.h"
 
 namespace sparserl::train {
@@ -37,17 +38,19 @@ std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector
   for (size_t i = 0; i < r.generations.size(); ++i) {
     const std::string& text = r.generations[i].text;
     const verdict& v = verdicts[i];
-    nlohmann::json j = {{"task", tasks[static_cast<size_t>(r.task_index[i])].id},
-                        {"group", r.group[i]},
-                        {"program", program_label(text)},
-                        {"program_sha256", sha256_hex({text})},
-                        {"extracted", v.extracted},
-                        {"correct", v.correct},
-                        {"speedup", v.speedup ? nlohmann::json(*v.speedup) : nlohmann::json()},
-                        {"reward", v.reward},
-                        {"advantage", adv[i]},
-                        {"used", static_cast<bool>(in_update[i])},
-                        {"failure", v.failure.substr(0, 120)}};
+    nlohmann::json j = {
+        {"task", tasks[static_cast<size_t>(r.task_index[i])].id},
+        {"group", r.group[i]},
+        {"program", program_label(text)},
+        {"program_sha256",
+         sha256_hex({program_identity(text, tasks[static_cast<size_t>(r.task_index[i])].op)})},
+        {"extracted", v.extracted},
+        {"correct", v.correct},
+        {"speedup", v.speedup ? nlohmann::json(*v.speedup) : nlohmann::json()},
+        {"reward", v.reward},
+        {"advantage", adv[i]},
+        {"used", static_cast<bool>(in_update[i])},
+        {"failure", v.failure.substr(0, 120)}};
     out.push_back(std::move(j));
   }
   return out;

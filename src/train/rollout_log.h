@@ -4,6 +4,8 @@
 // metrics.jsonl cannot show what decides whether PPO can beat SFT: whether sampling finds programs
 // faster than the one the policy usually writes for a matrix, and whether the update moves towards
 // them (tools/learning_summary.py reads it).
+// "program_sha256" is the digest of the program's identity (kernel/program_identity.h), so textual
+// variants of one program, judged once, count as one program.
 //   {"step": 3, "time": ..., "task": "mesh2d-...", "group": 4, "program": "rcsr_vector spmv RCSR
 //    block=128 lanes=4", "program_sha256": "3f2a...", "extracted": true, "correct": true,
 //    "speedup": 1.31, "reward": 1.39, "advantage": 0.12, "used": true, "failure": ""}

@@ -1,11 +1,13 @@
-// judge_rollouts: a program sampled more than once for one task is run once and its verdict
-// shared, so identical programs in a group get identical rewards (timing noise cannot make a
-// group of one repeated program look like it has signal).
+// judge_rollouts: a program sampled more than once for one task (or a variant of it with other
+// comments or spacing) is run once and its verdict shared, so identical programs in a group get
+// identical rewards (timing noise cannot make a group of one repeated program look like it has
+// signal).
 #include <gtest/gtest.h>
 
 #include <atomic>
 
 #include "eval/cpu_runner.h"
+#include "kernel/abi.h"
 #include "kernel/expert_library.h"
 #include "kernel/heuristic.h"
 #include "sparse/features.h"
@@ -49,8 +51,17 @@ rollouts rows_of(const std::vector<std::pair<int64_t, std::string>>& rows) {
 }
 
 TEST(rollout_judge, distinct_rollouts_maps_each_row_to_the_first_same_program_of_its_task) {
+  const std::vector<ppo_task> tasks(2);
   const rollouts r = rows_of({{0, "a"}, {0, "b"}, {0, "a"}, {1, "a"}, {1, "a"}, {0, "b"}});
-  EXPECT_EQ(distinct_rollouts(r), (std::vector<size_t>{0, 1, 0, 3, 3, 1}));
+  EXPECT_EQ(distinct_rollouts(r, tasks), (std::vector<size_t>{0, 1, 0, 3, 3, 1}));
+  // A program and its variant with another comment and indent are one program.
+  const std::string head = "FORMAT: CSR\nLAUNCH: block=64 rows_per_block=64\n" +
+                           entry_signature(sparse_op::spmv, format_kind::csr, "spmv_csr");
+  const std::string p = head + " {\n  y[0] = x[0];\n}\n";
+  const std::string variant = head + "\n{\n    y[0] = x[0]; // one row\n}\n";
+  const std::string other = head + " {\n  y[0] = 2 * x[0];\n}\n";
+  EXPECT_EQ(distinct_rollouts(rows_of({{0, p}, {0, variant}, {0, other}, {1, variant}}), tasks),
+            (std::vector<size_t>{0, 0, 2, 3}));
 }
 
 TEST(rollout_judge, identical_programs_are_run_once_and_share_the_verdict) {
@@ -63,8 +74,9 @@ TEST(rollout_judge, identical_programs_are_run_once_and_share_the_verdict) {
   const matrix_features f = compute_features(tasks[0].matrix);
   const std::string good = emit_program(pick_heuristic(sparse_op::spmv, f, 1)).to_text();
   const std::string bad = "FORMAT: CSR\nLAUNCH: block=128\nnot a kernel";
+  const std::string good_variant = "// the same program\n" + good;  // prose before FORMAT
   const rollouts r =
-      rows_of({{0, good}, {0, bad}, {0, good}, {1, good}, {0, good}, {1, good}, {1, bad}});
+      rows_of({{0, good}, {0, bad}, {0, good}, {1, good}, {0, good_variant}, {1, good}, {1, bad}});
 
   counting_runner runner;
   evaluator judge(runner);
