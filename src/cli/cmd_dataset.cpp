@@ -1,7 +1,8 @@
-// `sparserl dataset build | retime | corpus | score-heuristic`: the SFT data set (matrices labelled
-// with expert programs), its timed labels brought up to date with the expert library, the CUDA
-// pre-training corpus (train/dataset_build.h, train/dataset_retime.h, train/cuda_corpus.h), and
-// the feature heuristic judged against timed labels (train/heuristic_score.h).
+// `sparserl dataset build | retime | refresh | corpus | score-heuristic`: the SFT data set
+// (matrices labelled with expert programs), its timed labels brought up to date with the expert
+// library, the CUDA pre-training corpus (train/dataset_build.h, train/dataset_retime.h,
+// train/cuda_corpus.h), and the feature heuristic judged against timed labels
+// (train/heuristic_score.h).
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "train/cuda_corpus.h"
 #include "train/data_split.h"
 #include "train/dataset_build.h"
+#include "train/dataset_refresh.h"
 #include "train/dataset_retime.h"
 #include "train/heuristic_score.h"
 #include "train/parallel_for.h"
@@ -242,6 +244,38 @@ void add_retime(CLI::App& dataset) {
   cmd->callback([a] { run_retime(*a); });
 }
 
+struct refresh_args {
+  std::string labels, output;
+  int threads = 0;
+};
+
+void run_refresh(const refresh_args& a) {
+  std::vector<train::sft_sample> samples = train::read_sft_jsonl(a.labels);
+  const train::refresh_result r =
+      train::refresh_label_code(samples, a.threads > 0 ? a.threads : train::hardware_threads());
+  train::write_sft_jsonl(a.output, samples);
+  std::printf(
+      "wrote %s: %zu samples; %lld programs in today's text, %lld already were, %lld not in "
+      "today's space and %lld without an expert line (left as they were)\n",
+      a.output.c_str(), samples.size(), static_cast<long long>(r.refreshed),
+      static_cast<long long>(r.unchanged), static_cast<long long>(r.not_found),
+      static_cast<long long>(r.no_expert));
+}
+
+void add_refresh(CLI::App& dataset) {
+  auto a = std::make_shared<refresh_args>();
+  CLI::App* cmd = dataset.add_subcommand(
+      "refresh",
+      "Labels' program texts re-emitted from today's expert library (same template and "
+      "parameters, the library's current text), so SFT teaches one text per program (no GPU)");
+  cmd->add_option("labels,--labels", a->labels, "SFT JSONL")->required();
+  cmd->add_option("-o,--output", a->output, "The updated SFT JSONL (may be the same file)")
+      ->required();
+  cmd->add_option("--threads", a->threads, "Matrices at once (0: one per core)")
+      ->capture_default_str();
+  cmd->callback([a] { run_refresh(*a); });
+}
+
 void add_corpus(CLI::App& dataset) {
   auto a = std::make_shared<corpus_args>();
   CLI::App* cmd = dataset.add_subcommand(
@@ -311,6 +345,7 @@ void add_dataset_command(CLI::App& app) {
   dataset.require_subcommand(1);
   add_build(dataset);
   add_retime(dataset);
+  add_refresh(dataset);
   add_corpus(dataset);
   add_score_heuristic(dataset);
 }

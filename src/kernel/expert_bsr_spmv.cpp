@@ -28,6 +28,9 @@ int64_t slots_of(int64_t group, int64_t r) {
   return slots;
 }
 
+// One text for every block shape: kC % 4 == 0 is a constant, so the compiler keeps one branch.
+// (With one text for 4x4 blocks and another for 3x3, SFT policies wrote the 16-byte loads under a
+// 3x3 FORMAT line: misaligned on the H200, 2026-12-05.)
 const char* const source = R"(
 constexpr int kBlock = @block@;
 constexpr int kR = @r@, kC = @c@;  // block shape, as in the FORMAT line
@@ -45,7 +48,18 @@ extern "C" __global__ void spmv_bsr(@ARGS@) {
     for (int b = block_row_ptr[br] + slot; b < end; b += kSlots) {
       const int col0 = block_col_idx[b] * kC;
       const float* __restrict__ v = values + ((size_t)b * kR + i) * kC;
-@DOT@
+      if (kC % 4 == 0 && col0 + kC <= cols) {  // 16-byte loads: 4-aligned rows
+#pragma unroll
+        for (int jj = 0; jj + 3 < kC; jj += 4) {
+          const float4 a = *reinterpret_cast<const float4*>(v + jj);
+          const float4 b = __ldg(reinterpret_cast<const float4*>(x + col0 + jj));
+          sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
+        }
+      } else {
+#pragma unroll
+        for (int jj = 0; jj < kC; ++jj)
+          if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);
+      }
     }
   }
   // Lanes of the same row i sit kR apart; no thread returned early, so all lanes shuffle. Slot s
@@ -57,23 +71,6 @@ extern "C" __global__ void spmv_bsr(@ARGS@) {
   if (slot == 0 && br < block_rows && row < rows) y[row] = sum;
 }
 )";
-
-const char* const dot_scalar = R"(#pragma unroll
-      for (int jj = 0; jj < kC; ++jj)
-        if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);)";
-
-const char* const dot_vector = R"(      if (col0 + kC <= cols) {
-#pragma unroll
-        for (int jj = 0; jj < kC; jj += 4) {
-          const float4 a = *reinterpret_cast<const float4*>(v + jj);
-          const float4 b = __ldg(reinterpret_cast<const float4*>(x + col0 + jj));
-          sum += a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
-        }
-      } else {
-#pragma unroll
-        for (int jj = 0; jj < kC; ++jj)
-          if (col0 + jj < cols) sum += v[jj] * __ldg(&x[col0 + jj]);
-      })";
 
 std::vector<expert_config> space(const matrix_features& f, int) {
   // Square blocks whose measured fill is high: BSR's padding then costs less than CSR's indices;
@@ -102,7 +99,6 @@ kernel_program emit(const expert_config& c) {
   values["c"] = std::to_string(cc);
   values["slots"] = std::to_string(slots_of(group, r));
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::bsr);
-  values["DOT"] = cc % 4 == 0 ? dot_vector : dot_scalar;
   kernel_program p;
   p.launches = {rows_launch("", block, block / group)};
   p.source = fill(source, values);

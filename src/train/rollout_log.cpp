@@ -5,17 +5,15 @@
 
 #include "kernel/program_identity.h"
 #include "sparse/content_hash.h"
+#include "train/dataset_refresh.h"
 
 namespace sparserl::train {
 
 std::string program_label(const std::string& program) {
   std::istringstream in(program);
   std::string line, format, launch;
+  if (std::string expert = expert_description(program); !expert.empty()) return expert;
   while (std::getline(in, line)) {
-    if (line.rfind("// expert:", 0) == 0) {
-      const size_t first = line.find_first_not_of(' ', 10);
-      return first == std::string::npos ? "" : line.substr(first);
-    }
     if (format.empty() && line.rfind("FORMAT:", 0) == 0) format = line;
     if (launch.empty() && line.rfind("LAUNCH:", 0) == 0) launch = line;
   }

@@ -1,0 +1,55 @@
+#include "train/dataset_refresh.h"
+
+#include <sstream>
+
+#include "kernel/expert_library.h"
+#include "kernel/heuristic.h"
+#include "sparse/features.h"
+#include "train/parallel_for.h"
+
+namespace sparserl::train {
+namespace {
+
+enum class outcome { refreshed, unchanged, not_found, no_expert };
+
+outcome refresh_one(sft_sample& s) {
+  const std::string wanted = expert_description(s.code);
+  if (wanted.empty()) return outcome::no_expert;
+  const matrix_features f = compute_features(to_matrix(s));
+  std::vector<expert_config> space = expert_space(s.op, f, s.k);
+  space.push_back(pick_heuristic(s.op, f, s.k));
+  for (const expert_config& c : space) {
+    if (c.describe() != wanted) continue;
+    const kernel_program p = emit_program(c);
+    const std::string text = p.to_text();
+    if (text == s.code) return outcome::unchanged;
+    s.code = text;
+    s.format = format_name(p.format);
+    return outcome::refreshed;
+  }
+  return outcome::not_found;
+}
+
+}  // namespace
+
+std::string expert_description(const std::string& code) {
+  std::istringstream in(code);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("// expert: ", 0) == 0) return line.substr(11);
+  return "";
+}
+
+refresh_result refresh_label_code(std::vector<sft_sample>& samples, int threads) {
+  std::vector<outcome> outcomes(samples.size());
+  parallel_for(samples.size(), threads, [&](size_t i) { outcomes[i] = refresh_one(samples[i]); });
+  refresh_result r;
+  for (outcome o : outcomes) {
+    if (o == outcome::refreshed) ++r.refreshed;
+    if (o == outcome::unchanged) ++r.unchanged;
+    if (o == outcome::not_found) ++r.not_found;
+    if (o == outcome::no_expert) ++r.no_expert;
+  }
+  return r;
+}
+
+}  // namespace sparserl::train
