@@ -15,14 +15,7 @@ namespace sparserl::train {
 namespace {
 
 sft_sample sample_of(const csr_matrix& m, const std::string& code) {
-  sft_sample s;
-  s.n_rows = m.rows;
-  s.n_cols = m.cols;
-  for (int32_t r = 0; r < m.rows; ++r)
-    for (int32_t i = m.row_ptr[r]; i < m.row_ptr[r + 1]; ++i) {
-      s.rows.push_back(r);
-      s.cols.push_back(m.col_idx[i]);
-    }
+  sft_sample s = sft_pattern_of(m);
   s.code = code;
   s.format = "stale";
   return s;

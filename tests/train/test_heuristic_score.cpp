@@ -21,14 +21,7 @@ sft_sample label(const std::string& family, int32_t rows,
   spec.rows = rows;
   const csr_matrix m = generate_matrix(spec);
   *pick = pick_heuristic(sparse_op::spmv, compute_features(m), 1).describe();
-  sft_sample s;
-  s.n_rows = m.rows;
-  s.n_cols = m.cols;
-  for (int32_t r = 0; r < m.rows; ++r)
-    for (int32_t i = m.row_ptr[r]; i < m.row_ptr[r + 1]; ++i) {
-      s.rows.push_back(r);
-      s.cols.push_back(m.col_idx[i]);
-    }
+  sft_sample s = sft_pattern_of(m);
   s.name = family;
   s.generator = spec;
   for (const auto& [program, ms] : times) {
