@@ -35,10 +35,7 @@ tune_result autotune(evaluator& eval, const eval_task& task, int threads) {
   const matrix_features features = compute_features(*task.matrix);
   tune_result out;
   out.heuristic = pick_heuristic(task.op, features, task.k);
-  std::vector<expert_config> space = expert_space(task.op, features, task.k);
-  if (std::none_of(space.begin(), space.end(),
-                   [&](const expert_config& c) { return same_config(c, out.heuristic); }))
-    space.push_back(out.heuristic);
+  const std::vector<expert_config> space = tuning_space(task.op, features, task.k);
 
   std::vector<tuned_candidate> candidates(space.size());
   std::atomic<size_t> next{0};

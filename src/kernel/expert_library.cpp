@@ -1,12 +1,21 @@
 #include "kernel/expert_library.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
+#include <sstream>
 
 #include "kernel/abi.h"
 #include "sparse/error.h"
 
 namespace sparserl {
+
+namespace {
+
+// The first line of every emitted source; the description follows it.
+constexpr const char* expert_line_prefix = "// expert: ";
+
+}  // namespace
 
 namespace expert_detail {
 namespace {
@@ -332,8 +341,15 @@ kernel_program emit_program(const expert_config& config) {
   kernel_program p = fam.emit(config);
   p.format = config.format;
   p.format_params = config.format_params;
-  p.source = "// expert: " + config.describe() + "\n" + p.source;
+  p.source = expert_line_prefix + config.describe() + "\n" + p.source;
   return p;
+}
+
+std::string expert_description(const std::string& program_text) {
+  std::istringstream in(program_text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(expert_line_prefix, 0) == 0) return line.substr(std::strlen(expert_line_prefix));
+  return "";
 }
 
 }  // namespace sparserl

@@ -58,8 +58,13 @@ const std::vector<expert_template>& expert_templates();
 std::vector<expert_config> expert_space(sparse_op op, const matrix_features& f, int k);
 
 // The complete program of `config`. Throws sparserl::error on an unknown template, a mismatched
-// op/format, a missing or unknown parameter, or a value outside the template's constraints.
+// op/format, a missing or unknown parameter, or a value outside the template's constraints. Its
+// source starts with the line "// expert: " + config.describe().
 kernel_program emit_program(const expert_config& config);
+
+// The description on a program text's "// expert: " line (what emit_program wrote), "" when it has
+// none.
+std::string expert_description(const std::string& program_text);
 
 // ---- for the template files only -------------------------------------------------------------
 namespace expert_detail {

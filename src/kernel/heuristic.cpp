@@ -239,4 +239,14 @@ expert_config pick_heuristic(sparse_op op, const matrix_features& f, int k) {
   return op == sparse_op::spmv ? pick_spmv(f) : pick_spmm(f, std::max(k, 1));
 }
 
+std::vector<expert_config> tuning_space(sparse_op op, const matrix_features& f, int k) {
+  std::vector<expert_config> space = expert_space(op, f, k);
+  expert_config pick = pick_heuristic(op, f, k);
+  const std::string described = pick.describe();
+  if (std::none_of(space.begin(), space.end(),
+                   [&](const expert_config& c) { return c.describe() == described; }))
+    space.push_back(std::move(pick));
+  return space;
+}
+
 }  // namespace sparserl

@@ -10,4 +10,8 @@ namespace sparserl {
 // `f`; `k` is the SpMM column count (ignored for SpMV). The rules are documented in heuristic.cpp.
 expert_config pick_heuristic(sparse_op op, const matrix_features& f, int k);
 
+// What the tuner times: expert_space with the heuristic's pick added at the end when the space
+// lacks it (a rule may pick what the pruned space leaves out).
+std::vector<expert_config> tuning_space(sparse_op op, const matrix_features& f, int k);
+
 }  // namespace sparserl

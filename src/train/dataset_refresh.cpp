@@ -1,7 +1,5 @@
 #include "train/dataset_refresh.h"
 
-#include <sstream>
-
 #include "kernel/expert_library.h"
 #include "kernel/heuristic.h"
 #include "sparse/features.h"
@@ -16,9 +14,7 @@ outcome refresh_one(sft_sample& s) {
   const std::string wanted = expert_description(s.code);
   if (wanted.empty()) return outcome::no_expert;
   const matrix_features f = compute_features(to_matrix(s));
-  std::vector<expert_config> space = expert_space(s.op, f, s.k);
-  space.push_back(pick_heuristic(s.op, f, s.k));
-  for (const expert_config& c : space) {
+  for (const expert_config& c : tuning_space(s.op, f, s.k)) {
     if (c.describe() != wanted) continue;
     const kernel_program p = emit_program(c);
     const std::string text = p.to_text();
@@ -31,13 +27,6 @@ outcome refresh_one(sft_sample& s) {
 }
 
 }  // namespace
-
-std::string expert_description(const std::string& code) {
-  std::istringstream in(code);
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("// expert: ", 0) == 0) return line.substr(11);
-  return "";
-}
 
 refresh_result refresh_label_code(std::vector<sft_sample>& samples, int threads) {
   std::vector<outcome> outcomes(samples.size());

@@ -22,9 +22,6 @@ struct refresh_result {
   int64_t no_expert = 0;  // no expert line (not written by the library)
 };
 
-// The description on `code`'s "// expert:" line, "" when it has none.
-std::string expert_description(const std::string& code);
-
 refresh_result refresh_label_code(std::vector<sft_sample>& samples, int threads);
 
 }  // namespace sparserl::train

@@ -50,8 +50,7 @@ void rank(std::vector<sft_candidate>& candidates) {
 // Today's space for the sample's matrix (and the heuristic's pick) less what its ranking holds.
 std::vector<expert_config> missing_candidates(const sft_sample& s, const csr_matrix& m) {
   const matrix_features f = compute_features(m);
-  std::vector<expert_config> space = expert_space(s.op, f, s.k);
-  space.push_back(pick_heuristic(s.op, f, s.k));
+  const std::vector<expert_config> space = tuning_space(s.op, f, s.k);
   std::set<std::string> known;
   for (const sft_candidate& c : s.candidates) known.insert(c.program);
   std::vector<expert_config> fresh;

@@ -1,6 +1,7 @@
 #include "train/rollout_judge.h"
 
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "kernel/program_identity.h"
@@ -8,21 +9,29 @@
 
 namespace sparserl::train {
 
-std::vector<size_t> distinct_rollouts(const rollouts& r, const std::vector<ppo_task>& tasks) {
+std::vector<std::string> rollout_identities(const rollouts& r, const std::vector<ppo_task>& tasks) {
+  std::vector<std::string> out;
+  out.reserve(r.generations.size());
+  for (size_t i = 0; i < r.generations.size(); ++i)
+    out.push_back(
+        program_identity(r.generations[i].text, tasks[static_cast<size_t>(r.task_index[i])].op));
+  return out;
+}
+
+std::vector<size_t> distinct_rollouts(const rollouts& r,
+                                      const std::vector<std::string>& identities) {
   std::vector<size_t> first(r.generations.size());
-  std::map<std::pair<int64_t, std::string>, size_t> seen;
-  for (size_t i = 0; i < r.generations.size(); ++i) {
-    const sparse_op op = tasks[static_cast<size_t>(r.task_index[i])].op;
-    first[i] = seen.try_emplace({r.task_index[i], program_identity(r.generations[i].text, op)}, i)
-                   .first->second;
-  }
+  std::map<std::pair<int64_t, std::string_view>, size_t> seen;
+  for (size_t i = 0; i < r.generations.size(); ++i)
+    first[i] = seen.try_emplace({r.task_index[i], identities[i]}, i).first->second;
   return first;
 }
 
 std::vector<verdict> judge_rollouts(evaluator& judge, const std::vector<ppo_task>& tasks,
-                                    const rollouts& r, int threads) {
+                                    const rollouts& r, const std::vector<std::string>& identities,
+                                    int threads) {
   const size_t n = r.generations.size();
-  const std::vector<size_t> first = distinct_rollouts(r, tasks);
+  const std::vector<size_t> first = distinct_rollouts(r, identities);
   std::vector<size_t> judged;  // the rows whose programs are run: one per distinct program
   for (size_t i = 0; i < n; ++i)
     if (first[i] == i) judged.push_back(i);

@@ -1,18 +1,16 @@
 #include "train/rollout_log.h"
 
-#include <algorithm>
 #include <sstream>
 
-#include "kernel/program_identity.h"
+#include "kernel/expert_library.h"
 #include "sparse/content_hash.h"
-#include "train/dataset_refresh.h"
 
 namespace sparserl::train {
 
 std::string program_label(const std::string& program) {
+  if (std::string expert = expert_description(program); !expert.empty()) return expert;
   std::istringstream in(program);
   std::string line, format, launch;
-  if (std::string expert = expert_description(program); !expert.empty()) return expert;
   while (std::getline(in, line)) {
     if (format.empty() && line.rfind("FORMAT:", 0) == 0) format = line;
     if (launch.empty() && line.rfind("LAUNCH:", 0) == 0) launch = line;
@@ -23,6 +21,7 @@ std::string program_label(const std::string& program) {
 
 std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector<ppo_task>& tasks,
                                             const std::vector<verdict>& verdicts,
+                                            const std::vector<std::string>& identities,
                                             const torch::Tensor& advantages,
                                             const torch::Tensor& mask,
                                             const std::vector<int64_t>& used) {
@@ -36,19 +35,17 @@ std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector
   for (size_t i = 0; i < r.generations.size(); ++i) {
     const std::string& text = r.generations[i].text;
     const verdict& v = verdicts[i];
-    nlohmann::json j = {
-        {"task", tasks[static_cast<size_t>(r.task_index[i])].id},
-        {"group", r.group[i]},
-        {"program", program_label(text)},
-        {"program_sha256",
-         sha256_hex({program_identity(text, tasks[static_cast<size_t>(r.task_index[i])].op)})},
-        {"extracted", v.extracted},
-        {"correct", v.correct},
-        {"speedup", v.speedup ? nlohmann::json(*v.speedup) : nlohmann::json()},
-        {"reward", v.reward},
-        {"advantage", adv[i]},
-        {"used", static_cast<bool>(in_update[i])},
-        {"failure", v.failure.substr(0, 120)}};
+    nlohmann::json j = {{"task", tasks[static_cast<size_t>(r.task_index[i])].id},
+                        {"group", r.group[i]},
+                        {"program", program_label(text)},
+                        {"program_sha256", sha256_hex({identities[i]})},
+                        {"extracted", v.extracted},
+                        {"correct", v.correct},
+                        {"speedup", v.speedup ? nlohmann::json(*v.speedup) : nlohmann::json()},
+                        {"reward", v.reward},
+                        {"advantage", adv[i]},
+                        {"used", static_cast<bool>(in_update[i])},
+                        {"failure", v.failure.substr(0, 120)}};
     out.push_back(std::move(j));
   }
   return out;

@@ -25,11 +25,13 @@ namespace sparserl::train {
 // parameters), else its FORMAT and LAUNCH lines, else "(no program)".
 std::string program_label(const std::string& program);
 
-// One JSON object per row of `r` (no "step" or "time": metrics_log adds them). `advantages` is
+// One JSON object per row of `r` (no "step" or "time": metrics_log adds them). `identities` are
+// the rows' program identities (rollout_identities, train/rollout_judge.h). `advantages` is
 // [rows, t] with 0 on padding, `mask` the response mask; a row's advantage is its mean over its
 // response tokens. `used`: the rows that entered the update.
 std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector<ppo_task>& tasks,
                                             const std::vector<verdict>& verdicts,
+                                            const std::vector<std::string>& identities,
                                             const torch::Tensor& advantages,
                                             const torch::Tensor& mask,
                                             const std::vector<int64_t>& used);

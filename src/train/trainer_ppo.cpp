@@ -142,8 +142,10 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
 
   // The harness judges the programs while the old policy, values and reference are scored.
   auto t1 = clock_type::now();
-  std::future<std::vector<verdict>> verdicts = std::async(
-      std::launch::async, [&] { return judge_rollouts(c.judge, c.tasks, r, c.o.reward_threads); });
+  const std::vector<std::string> identities = rollout_identities(r, c.tasks);
+  std::future<std::vector<verdict>> verdicts = std::async(std::launch::async, [&] {
+    return judge_rollouts(c.judge, c.tasks, r, identities, c.o.reward_threads);
+  });
   torch::Tensor all = torch::arange(r.size(), torch::kInt64);
   const value_head* head = c.estimator.uses_value_head() ? c.p.value() : nullptr;
   response_outputs old, ref;
@@ -176,7 +178,7 @@ ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t
   s.rollouts_used = static_cast<double>(adv.used.size());
   if (c.rollout_log)
     for (const nlohmann::json& line :
-         rollout_records(r, c.tasks, v, adv.advantages, mask, adv.used))
+         rollout_records(r, c.tasks, v, identities, adv.advantages, mask, adv.used))
       c.rollout_log->append(step + 1, line);  // step numbers as in metrics.jsonl
   update_policy(c, r, old.logprobs, old.values, adv, step, s);
   reduce_update_stats(s, c.dp);  // every rank's controller sees the same KL

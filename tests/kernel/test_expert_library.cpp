@@ -32,6 +32,8 @@ void check_program(const expert_config& c, const csr_matrix& a, int k) {
   const kernel_program p = emit_program(c);
   EXPECT_EQ(p.format, c.format);
   EXPECT_EQ(p.format_params, c.format_params);
+  // The program names its configuration, in its canonical text too (labels store that).
+  EXPECT_EQ(expert_description(p.to_text()), c.describe());
 
   const std::vector<entry_point> entries = entry_points(c.op, c.format);
   ASSERT_EQ(p.launches.size(), entries.size());

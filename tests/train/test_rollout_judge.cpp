@@ -53,14 +53,16 @@ rollouts rows_of(const std::vector<std::pair<int64_t, std::string>>& rows) {
 TEST(rollout_judge, distinct_rollouts_maps_each_row_to_the_first_same_program_of_its_task) {
   const std::vector<ppo_task> tasks(2);
   const rollouts r = rows_of({{0, "a"}, {0, "b"}, {0, "a"}, {1, "a"}, {1, "a"}, {0, "b"}});
-  EXPECT_EQ(distinct_rollouts(r, tasks), (std::vector<size_t>{0, 1, 0, 3, 3, 1}));
+  EXPECT_EQ(distinct_rollouts(r, rollout_identities(r, tasks)),
+            (std::vector<size_t>{0, 1, 0, 3, 3, 1}));
   // A program and its variant with another comment and indent are one program.
   const std::string head = "FORMAT: CSR\nLAUNCH: block=64 rows_per_block=64\n" +
                            entry_signature(sparse_op::spmv, format_kind::csr, "spmv_csr");
   const std::string p = head + " {\n  y[0] = x[0];\n}\n";
   const std::string variant = head + "\n{\n    y[0] = x[0]; // one row\n}\n";
   const std::string other = head + " {\n  y[0] = 2 * x[0];\n}\n";
-  EXPECT_EQ(distinct_rollouts(rows_of({{0, p}, {0, variant}, {0, other}, {1, variant}}), tasks),
+  const rollouts variants = rows_of({{0, p}, {0, variant}, {0, other}, {1, variant}});
+  EXPECT_EQ(distinct_rollouts(variants, rollout_identities(variants, tasks)),
             (std::vector<size_t>{0, 0, 2, 3}));
 }
 
@@ -80,7 +82,7 @@ TEST(rollout_judge, identical_programs_are_run_once_and_share_the_verdict) {
 
   counting_runner runner;
   evaluator judge(runner);
-  const std::vector<verdict> v = judge_rollouts(judge, tasks, r, 3);
+  const std::vector<verdict> v = judge_rollouts(judge, tasks, r, rollout_identities(r, tasks), 3);
   ASSERT_EQ(v.size(), r.generations.size());
   // Three distinct (task, program) pairs run; the bad program never reaches the runner.
   EXPECT_EQ(runner.runs.load(), 2);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include "train/rollout_judge.h"
 #include "train/rollout_log.h"
 
 namespace sparserl::train {
@@ -45,7 +46,8 @@ TEST(rollout_log, records_hold_each_rows_verdict_advantage_and_use) {
       torch::tensor({0.5f, 0.5f, 9.0f, -0.25f, -0.25f, -0.25f, 0.f, 0.f, 0.f}).reshape({3, 3});
   const torch::Tensor mask =
       torch::tensor({1.f, 1.f, 0.f, 1.f, 1.f, 1.f, 0.f, 0.f, 0.f}).reshape({3, 3});
-  const std::vector<nlohmann::json> lines = rollout_records(r, tasks, v, adv, mask, {0, 1});
+  const std::vector<nlohmann::json> lines =
+      rollout_records(r, tasks, v, rollout_identities(r, tasks), adv, mask, {0, 1});
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[0]["task"], "mesh-a");
   EXPECT_EQ(lines[2]["task"], "knn-b");
