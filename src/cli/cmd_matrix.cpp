@@ -168,7 +168,7 @@ void add_gen(CLI::App& matrix) {
       ->capture_default_str();
   gen->add_option("--dense-rows", s.dense_rows, "circuit: number of dense rows and columns")
       ->capture_default_str();
-  gen->add_option("--order", s.order, "graph families: node order natural, random or rcm")
+  gen->add_option("--order", s.order, "graph families and fem: node order natural, random or rcm")
       ->capture_default_str();
   gen->add_option("--dims", s.dims, "fem_mesh / knn: space dimension, 2 or 3")
       ->capture_default_str();

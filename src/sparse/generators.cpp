@@ -22,39 +22,43 @@ void vary_order(generator_spec& s, const picker& pick) {
 const std::vector<family_info> families = {
     {"stencil2d", "5- or 9-point stencil on a square grid", "2D finite differences (Poisson)",
      "rows, points", gen::generate_stencil2d, no_defaults,
-     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 9 : 5; }, false},
+     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 9 : 5; }, false, false},
     {"stencil3d", "7- or 27-point stencil on a cube grid", "3D finite differences", "rows, points",
      gen::generate_stencil3d, [](generator_spec& s) { s.points = 7; },
-     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 27 : 7; }, false},
+     [](generator_spec& s, const picker& pick) { s.points = pick(0, 1) ? 27 : 7; }, false, false},
     {"banded", "random band of a given half-width", "1D discretisations, banded solvers",
      "rows, cols, bandwidth", gen::generate_banded, no_defaults,
      [](generator_spec& s, const picker& pick) { s.bandwidth = static_cast<int32_t>(pick(1, 16)); },
-     false},
+     false, false},
     {"block_diagonal", "dense blocks on the diagonal", "decoupled subsystems", "rows, block",
      gen::generate_block_diagonal, no_defaults,
      [](generator_spec& s, const picker& pick) {
        s.block = static_cast<int32_t>(int64_t{1} << pick(1, 3));
      },
-     false},
+     false, false},
     {"fem", "dense blocks along a banded block pattern", "structured FEM with block dofs",
-     "rows, block", gen::generate_fem, no_defaults,
-     [](generator_spec& s, const picker& pick) { s.block = static_cast<int32_t>(pick(1, 4)); },
-     false},
+     "rows, block, order", gen::generate_fem, no_defaults,
+     [](generator_spec& s, const picker& pick) {
+       s.block = static_cast<int32_t>(pick(1, 4));
+       vary_order(s, pick);
+     },
+     false, true},
     {"random", "uniform random pattern", "no real structure (worst case)", "rows, cols, density",
-     gen::generate_random, no_defaults, no_variation, false},
+     gen::generate_random, no_defaults, no_variation, false, false},
     {"rmat", "R-MAT recursive graph", "web and social graphs (Graph500)",
-     "rows, avg_degree, rmat_a/b/c", gen::generate_rmat, no_defaults, no_variation, false},
+     "rows, avg_degree, rmat_a/b/c", gen::generate_rmat, no_defaults, no_variation, false, false},
     {"circuit", "sparse rows plus a few dense rows and columns", "circuit simulation (power rails)",
-     "rows, avg_degree, dense_rows", gen::generate_circuit, no_defaults, no_variation, false},
+     "rows, avg_degree, dense_rows", gen::generate_circuit, no_defaults, no_variation, false,
+     false},
     {"lp", "rectangular random rows of varied length", "linear programming constraints",
-     "rows, cols, avg_degree", gen::generate_lp, no_defaults, no_variation, false},
+     "rows, cols, avg_degree", gen::generate_lp, no_defaults, no_variation, false, false},
     // The realistic (graph) families: every one takes spec.order.
     {"mesh2d", "triangle mesh: lattice with a random diagonal per square, ~7/row",
      "2D unstructured FEM/FV meshes (Laplacians, CFD)", "rows, order", gen::generate_mesh2d,
-     no_defaults, vary_order, true},
+     no_defaults, vary_order, true, true},
     {"mesh3d", "tetrahedral-like mesh: random face and body diagonals, ~15/row",
      "3D unstructured FEM/FV meshes", "rows, order", gen::generate_mesh3d, no_defaults, vary_order,
-     true},
+     true, true},
     {"fem_mesh", "mesh2d/mesh3d with dense dof x dof blocks per node pair",
      "FEM with several unknowns per node (elasticity 2-3, shells 6)", "rows, dims, dof, order",
      gen::generate_fem_mesh, no_defaults,
@@ -63,16 +67,29 @@ const std::vector<family_info> families = {
        s.dims = static_cast<int32_t>(pick(2, 3));
        s.dof = static_cast<int32_t>(pick(1, 6));
      },
-     true},
+     true, true},
     {"knn", "k nearest neighbours of uniform points, k per row",
      "point clouds, manifold learning, GNN graphs", "rows, dims, neighbors, order",
      gen::generate_knn, no_defaults,
      [](generator_spec& s, const picker& pick) {
        vary_order(s, pick);
        s.dims = static_cast<int32_t>(pick(2, 3));
-       s.neighbors = static_cast<int32_t>(std::min<int64_t>(s.rows - 1, pick(4, 32)));
+       // Half of them short (2-4 a row, sparse kNN graphs): rows under 5, where gathering x
+       // into a local order (RCSR) no longer pays, in every node order.
+       const int64_t neighbors = pick(0, 1) ? pick(2, 4) : pick(5, 32);
+       s.neighbors = static_cast<int32_t>(std::min<int64_t>(s.rows - 1, neighbors));
      },
-     true},
+     true, true},
+    {"knn_sym", "knn made symmetric (i ~ j when either is among the other's k nearest)",
+     "spectral clustering and point-cloud Laplacians", "rows, dims, neighbors, order",
+     gen::generate_knn_sym, [](generator_spec& s) { s.neighbors = 3; },
+     // Short rows (k..~2k with k = 2..4: uneven, 2-8 a row), where RCSR's gather does not pay.
+     [](generator_spec& s, const picker& pick) {
+       vary_order(s, pick);
+       s.dims = static_cast<int32_t>(pick(2, 3));
+       s.neighbors = static_cast<int32_t>(std::min<int64_t>(s.rows - 1, pick(2, 4)));
+     },
+     true, true},
     {"powerlaw", "Chung-Lu graph with a power-law degree distribution",
      "social networks, web crawls, citation graphs", "rows, avg_degree, exponent, order",
      gen::generate_powerlaw, no_defaults,
@@ -80,9 +97,9 @@ const std::vector<family_info> families = {
        vary_order(s, pick);
        s.exponent = 2.1 + 0.1 * static_cast<double>(pick(0, 9));
      },
-     true},
+     true, true},
     {"road", "lattice keeping 70% of its edges: planar, degree ~2.8, long diameter",
-     "road networks, power grids", "rows, order", gen::generate_road, no_defaults, vary_order,
+     "road networks, power grids", "rows, order", gen::generate_road, no_defaults, vary_order, true,
      true},
 };
 
@@ -135,8 +152,8 @@ csr_matrix generate_matrix(const generator_spec& spec) {
   if (spec.rows < 1) gen::fail(spec, "rows must be >= 1, got " + std::to_string(spec.rows));
   if (spec.cols < 0)
     gen::fail(spec, "cols must be >= 0 (0 = square), got " + std::to_string(spec.cols));
-  if (!f.graph && spec.order != "natural")
-    gen::fail(spec, "order '" + spec.order + "' applies to graph families only");
+  if (!f.takes_order && spec.order != "natural")
+    gen::fail(spec, "order '" + spec.order + "' applies to the graph families and fem only");
   return f.generate(spec);
 }
 

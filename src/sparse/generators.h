@@ -41,7 +41,8 @@ struct family_info {
   void (*defaults)(generator_spec&);
   // Draws the family's parameters for the dataset builder; pick(lo, hi) is uniform, inclusive.
   void (*vary)(generator_spec&, const std::function<int64_t(int64_t, int64_t)>& pick);
-  bool graph;  // takes spec.order (natural / random / rcm)
+  bool graph;        // a realistic (graph) family, else a classic one (the two bench suites)
+  bool takes_order;  // reads spec.order (natural / random / rcm)
 };
 
 const std::vector<family_info>& family_registry();

@@ -123,6 +123,7 @@ csr_matrix generate_mesh2d(const generator_spec& spec);
 csr_matrix generate_mesh3d(const generator_spec& spec);
 csr_matrix generate_fem_mesh(const generator_spec& spec);
 csr_matrix generate_knn(const generator_spec& spec);
+csr_matrix generate_knn_sym(const generator_spec& spec);
 csr_matrix generate_powerlaw(const generator_spec& spec);
 csr_matrix generate_road(const generator_spec& spec);
 

@@ -105,30 +105,44 @@ csr_matrix generate_block_diagonal(const generator_spec& spec) {
 
 // Nodes of `block` unknowns each sit on a grid of width ceil(sqrt(nodes)), every square split
 // into two triangles: a node couples with itself and 6 neighbours (linear triangle elements), and
-// every coupling is a dense block x block block. Structurally symmetric.
+// every coupling is a dense block x block block. Structurally symmetric. In natural order the last
+// node may be partial (rows not a multiple of block); the other orders renumber whole nodes (as
+// fem_mesh does: rows / block of them), keeping each node's unknowns together, so the blocks stay
+// dense and aligned while their positions scatter (random) or stay banded (rcm).
 csr_matrix generate_fem(const generator_spec& spec) {
   require_square(spec);
   require_block(spec);
   const generator_spec s = spec;
-  const int64_t nodes = (int64_t{s.rows} + s.block - 1) / s.block;
+  const bool natural = s.order == "natural";
+  const int64_t nodes = natural ? (int64_t{s.rows} + s.block - 1) / s.block : s.rows / s.block;
   check_nnz_estimate(spec.family, std::min<double>(7, nodes) * spec.rows * spec.block);
   const int64_t width = static_cast<int64_t>(std::ceil(std::sqrt(static_cast<double>(nodes))));
+  // The node's neighbours in ascending order: (i-1, j-1), (i-1, j), (i, j-1), (i, j), (i, j+1),
+  // (i+1, j), (i+1, j+1).
+  auto neighbours = [nodes, width](int64_t node, const auto& visit) {
+    constexpr int offsets[7][2] = {{-1, -1}, {-1, 0}, {0, -1}, {0, 0}, {0, 1}, {1, 0}, {1, 1}};
+    const int64_t i = node / width, j = node % width;
+    for (const auto& n : offsets) {
+      const int64_t ni = i + n[0], nj = j + n[1], other = ni * width + nj;
+      if (ni >= 0 && nj >= 0 && nj < width && other < nodes) visit(other);
+    }
+  };
+  if (!natural) {
+    const csr_matrix pattern =
+        build_pattern(static_cast<int32_t>(nodes), [&](int32_t node, std::vector<int32_t>& out) {
+          neighbours(node, [&out](int64_t other) { out.push_back(static_cast<int32_t>(other)); });
+        });
+    return finish_graph(spec, pattern, s.block);
+  }
   return build_rows(
       s.rows, s.rows,
-      [s, nodes, width](int32_t row, std::vector<int32_t>& cols, std::vector<float>& values) {
+      [s, neighbours](int32_t row, std::vector<int32_t>& cols, std::vector<float>& values) {
         rng g(s.seed, static_cast<uint64_t>(row));
-        const int64_t node = row / s.block, i = node / width, j = node % width;
-        // Ascending node order: (i-1, j-1), (i-1, j), (i, j-1), (i, j), (i, j+1), (i+1, j), (i+1,
-        // j+1).
-        constexpr int neighbours[7][2] = {{-1, -1}, {-1, 0}, {0, -1}, {0, 0},
-                                          {0, 1},   {1, 0},  {1, 1}};
         const size_t start = cols.size();
-        for (const auto& n : neighbours) {
-          const int64_t ni = i + n[0], nj = j + n[1], other = ni * width + nj;
-          if (ni < 0 || nj < 0 || nj >= width || other >= nodes) continue;
+        neighbours(row / s.block, [&](int64_t other) {
           for (int64_t c = other * s.block; c < block_end(other, s.block, s.rows); ++c)
             cols.push_back(static_cast<int32_t>(c));
-        }
+        });
         append_random_values(g, cols.size() - start, values);
       });
 }

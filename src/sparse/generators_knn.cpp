@@ -2,6 +2,8 @@
 // processing, manifold learning, graph neural networks): row i holds the k points nearest to
 // point i, so every row has exactly k entries and the pattern is not symmetric. Natural order
 // numbers the points by grid bucket (spatially coherent, as a code that bins its points has).
+// knn_sym is its symmetric closure (i ~ j when either is among the other's k nearest: the graph
+// spectral clustering and point-cloud Laplacians use), whose rows hold k..~2k entries.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -11,7 +13,10 @@
 
 namespace sparserl::gen {
 
-csr_matrix generate_knn(const generator_spec& spec) {
+namespace {
+
+// The k-nearest-neighbour node pattern in natural (bucket) order.
+csr_matrix knn_pattern(const generator_spec& spec) {
   require_square(spec);
   const int dims = spec.dims;
   if (dims != 2 && dims != 3) fail(spec, "dims must be 2 or 3, got " + std::to_string(dims));
@@ -98,7 +103,34 @@ csr_matrix generate_knn(const generator_spec& spec) {
         }
         for (; !best.empty(); best.pop()) out.push_back(best.top().second);
       });
-  return finish_graph(spec, pattern, 1);
+  return pattern;
+}
+
+// A + A^T as a pattern: each node's own list and the nodes that list it.
+csr_matrix symmetric_closure(const csr_matrix& a) {
+  std::vector<int32_t> listed_by_ptr(static_cast<size_t>(a.rows) + 1, 0),
+      listed_by(a.col_idx.size());
+  for (const int32_t c : a.col_idx) ++listed_by_ptr[static_cast<size_t>(c) + 1];
+  for (int32_t r = 0; r < a.rows; ++r) listed_by_ptr[r + 1] += listed_by_ptr[r];
+  std::vector<int32_t> next(listed_by_ptr.begin(), listed_by_ptr.end() - 1);
+  for (int32_t r = 0; r < a.rows; ++r)
+    for (int32_t p = a.row_ptr[r]; p < a.row_ptr[r + 1]; ++p) listed_by[next[a.col_idx[p]]++] = r;
+  return build_pattern(a.rows, [&](int32_t node, std::vector<int32_t>& out) {
+    out.insert(out.end(), a.col_idx.begin() + a.row_ptr[node],
+               a.col_idx.begin() + a.row_ptr[node + 1]);
+    out.insert(out.end(), listed_by.begin() + listed_by_ptr[node],
+               listed_by.begin() + listed_by_ptr[node + 1]);
+  });
+}
+
+}  // namespace
+
+csr_matrix generate_knn(const generator_spec& spec) {
+  return finish_graph(spec, knn_pattern(spec), 1);
+}
+
+csr_matrix generate_knn_sym(const generator_spec& spec) {
+  return finish_graph(spec, symmetric_closure(knn_pattern(spec)), 1);
 }
 
 }  // namespace sparserl::gen

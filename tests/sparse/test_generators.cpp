@@ -175,6 +175,35 @@ TEST(Generators, FemCouplesNeighbouringNodesWithDenseBlocks) {
   EXPECT_EQ(f.bandwidth, 4 * 31 + 3);                // node (i+1, j+1), last unknown
 }
 
+// Random and RCM order renumber whole nodes: the same couplings as natural order, every block
+// still dense and aligned (so BSR of the block applies), but the blocks scattered or banded.
+TEST(Generators, FemNodeOrdersKeepDenseAlignedBlocks) {
+  generator_spec s = spec_for("fem");
+  s.block = 3;
+  s.rows = 3 * 900;
+  const csr_matrix natural = generate_matrix(s);
+  for (const char* order : {"random", "rcm"}) {
+    SCOPED_TRACE(order);
+    s.order = order;
+    const csr_matrix a = generate_matrix(s);
+    ASSERT_EQ(a.rows, natural.rows);
+    EXPECT_EQ(a.nnz(), natural.nnz());
+    EXPECT_TRUE(structurally_symmetric(a));
+    EXPECT_FALSE(testing_support::same(a, natural));
+    EXPECT_EQ(sorted_row_lengths(a), sorted_row_lengths(natural));
+    const matrix_features f = compute_features(a);
+    EXPECT_EQ(f.block_size, 3);
+    EXPECT_DOUBLE_EQ(f.block_size_fill, 1.0);
+    if (std::string(order) == "random") {
+      EXPECT_GT(f.bandwidth, a.rows / 2);  // a block somewhere far off the diagonal
+    } else {
+      EXPECT_LT(f.bandwidth, 3 * 64);  // RCM on a 30 x 30 node grid: about two grid rows
+    }
+  }
+  s.rows = 3 * 900 + 2;  // whole nodes only: the partial node is dropped
+  EXPECT_EQ(generate_matrix(s).rows, 3 * 900);
+}
+
 TEST(Generators, RandomHitsItsDensity) {
   generator_spec s = spec_for("random");
   s.rows = 2000;

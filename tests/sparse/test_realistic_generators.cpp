@@ -42,7 +42,7 @@ std::multiset<int32_t> row_lengths(const csr_matrix& a) {
 
 TEST(RealisticGenerators, RegistryListsThemWithDocumentation) {
   const std::vector<std::string> realistic = realistic_families();
-  for (const char* name : {"mesh2d", "mesh3d", "fem_mesh", "knn", "powerlaw", "road"})
+  for (const char* name : {"mesh2d", "mesh3d", "fem_mesh", "knn", "knn_sym", "powerlaw", "road"})
     EXPECT_NE(std::find(realistic.begin(), realistic.end(), name), realistic.end()) << name;
   for (const family_info& f : family_registry()) {
     EXPECT_GT(std::string(f.description).size(), 10u) << f.name;
@@ -167,6 +167,42 @@ TEST(RealisticGenerators, KnnRowsHoldTheKNearest) {
   }
 }
 
+// knn_sym is knn's pattern plus its transpose: every kNN entry kept, symmetric, rows k..2k-ish.
+TEST(RealisticGenerators, KnnSymIsTheSymmetricClosureOfKnn) {
+  for (int32_t dims : {2, 3}) {
+    SCOPED_TRACE(dims);
+    generator_spec s = spec_for("knn", 3000);
+    s.dims = dims;
+    s.neighbors = 3;
+    const csr_matrix knn = generate_matrix(s);
+    s.family = "knn_sym";
+    const csr_matrix a = generate_matrix(s);
+    EXPECT_TRUE(structurally_symmetric(a));
+    const csr_matrix closure = [&] {  // A + A^T of the knn pattern, built the slow way
+      std::vector<std::set<int32_t>> rows(static_cast<size_t>(knn.rows));
+      for (int32_t r = 0; r < knn.rows; ++r)
+        for (int32_t p = knn.row_ptr[r]; p < knn.row_ptr[r + 1]; ++p) {
+          rows[r].insert(knn.col_idx[p]);
+          rows[knn.col_idx[p]].insert(r);
+        }
+      csr_matrix m;
+      m.rows = m.cols = knn.rows;
+      m.row_ptr.assign(1, 0);
+      for (const auto& row : rows) {
+        m.col_idx.insert(m.col_idx.end(), row.begin(), row.end());
+        m.row_ptr.push_back(static_cast<int32_t>(m.col_idx.size()));
+      }
+      return m;
+    }();
+    EXPECT_EQ(a.row_ptr, closure.row_ptr);
+    EXPECT_EQ(a.col_idx, closure.col_idx);
+    EXPECT_GE(*row_lengths(a).begin(), 3);
+    EXPECT_GT(mean_row(a), 3.3);  // uneven: some rows listed by more than their own neighbours
+    EXPECT_LT(mean_row(a), 5.0);
+    EXPECT_GT(*row_lengths(a).rbegin(), 5);
+  }
+}
+
 TEST(RealisticGenerators, PowerlawHasHubsAndASymmetricPattern) {
   generator_spec s = spec_for("powerlaw", 20000);
   s.avg_degree = 10;
@@ -209,7 +245,7 @@ TEST(RealisticGenerators, BadParametersAreClearErrors) {
   EXPECT_THAT(message(s), HasSubstr("unknown node order"));
   s = spec_for("banded");
   s.order = "rcm";
-  EXPECT_THAT(message(s), HasSubstr("graph families only"));
+  EXPECT_THAT(message(s), HasSubstr("the graph families and fem only"));
 }
 
 }  // namespace
