@@ -86,7 +86,7 @@ MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluat
 WORKERS=${WORKERS:-8}
 # Stage limits in seconds: a stage over its limit is stopped and the run goes on without it.
 LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-100} LIMIT_PPO=${LIMIT_PPO:-210}
-LIMIT_EVAL=${LIMIT_EVAL:-100}
+LIMIT_EVAL=${LIMIT_EVAL:-120}
 LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes every held-out matrix
 if [[ $SMALL == 1 ]]; then  # a smoke test of every step (CPU): tiny sizes, nothing learnt
   MIN_NNZ=0 HELDOUT_SIZES=1 LABEL_MIN_ROWS=200 LABEL_MAX_ROWS=400 LABEL_CHUNK=4

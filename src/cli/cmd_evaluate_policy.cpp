@@ -150,8 +150,9 @@ void add_evaluate_policy_command(CLI::App& app) {
   cmd->add_option("--workers", a->workers, "GPU worker processes")->capture_default_str();
   cmd->add_flag("!--no-tune", a->eval.tune, "Skip autotuning (no tuned-best column)");
   cmd->add_option("--baselines", a->baselines,
-                  "An earlier evaluate_policy.json: the heuristic's and tuned best's columns of "
-                  "the same matrices (by content) are taken from it instead of measured again");
+                  "An earlier evaluate_policy.json: the tuned best of the same matrices (by "
+                  "content) is taken from it instead of tuning again; its program and the "
+                  "heuristic's are still timed in this run");
   cmd->add_option("-o,--output,--output-dir", a->output,
                   "Directory for evaluate_policy.json and .png")
       ->capture_default_str();

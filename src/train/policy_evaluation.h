@@ -44,7 +44,8 @@ struct policy_evaluation_options {
   bool tune = true;  // autotune each matrix (only where the executor times: the GPU)
   int tune_threads = 1;
   std::string executor = "cpu";  // the judge's runner: speed-ups (and tuning) only on "gpu"
-  // Baselines measured before, by matrix content id: a matrix found here is not judged again.
+  // Baselines measured before, by matrix content id: a matrix found here is not tuned again (its
+  // tuned best's program and the heuristic's pick are still timed in this run).
   std::map<std::string, matrix_baselines> baselines;
 };
 
@@ -57,9 +58,11 @@ struct matrix_evaluation {
   int64_t compiled = 0, correct = 0;  // of the samples
   std::optional<double> greedy_speedup, best_of_k_speedup;
   matrix_baselines baselines;
-  bool baselines_reused = false;  // taken from policy_evaluation_options::baselines
-  // ... but the heuristic now picks another program than the earlier file names: judged again.
-  bool heuristic_remeasured = false;
+  bool baselines_reused =
+      false;  // the tuning search taken from policy_evaluation_options::baselines
+  // The tuned best's program timed in this run (false: not timing, or no longer in the tuning
+  // space, and the speed-up is the earlier one).
+  bool tuned_retimed = false;
 };
 
 struct policy_evaluation {
