@@ -22,9 +22,9 @@
 #  2. per seed: pre-training on the CUDA corpus, SFT on that data, PPO (G samples per matrix,
 #     leave-one-out baseline) on training-split matrices of >= MIN_NNZ nonzeros;
 #  3. per seed: `evaluate-policy` of the SFT and the PPO policy on the held-out matrices (and on
-#     every .mtx in EVAL_MATRICES). The heuristic's and the tuned best's columns are measured once,
-#     by the first evaluation, and reused by content (`--baselines`) for the others (each seed's
-#     SFT evaluation hands its own on, so SFT and PPO face the same heuristic times);
+#     every .mtx in EVAL_MATRICES). Every column is timed in the evaluation's own run; only the
+#     search for the tuned best is done once, by the first evaluation, and reused by content
+#     (`--baselines`) by the others (its program is timed again in each);
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
@@ -105,13 +105,27 @@ bin=$PWD/build-gpu/src/cli/sparserl
 [[ $DEVICE == cpu ]] && bin=${BIN:-$PWD/build/src/cli/sparserl}
 summary=$out/learn-summary.txt
 say() { echo "gpu-learn: $*" | tee -a "$summary"; }
+# The device tool brings back 8 files at most: every seed's logs, metrics and evaluations in one.
+pack() {
+  tar czf "$work/learn-results.tgz" -C "$out" --exclude=check --exclude=learn-results.tgz . &&
+    mv "$work/learn-results.tgz" "$out/" && say "everything in $out/learn-results.tgz"
+}
+# A run cut short (`timeout` sends TERM) still packs what it measured: on 2026-12-05 a run cut in
+# PPO brought back only its log, the SFT evaluation's JSON left behind.
+running=
+trap '[[ -n $running ]] && kill "$running" 2>/dev/null; say "stopped by a signal: packing what there is"; pack; exit 143' TERM INT
 # stage NAME LIMIT CMD...: runs CMD under a time limit, its output in $out/NAME.log.
 stage() {
   local name=$1 limit=$2 start=$SECONDS rc
   shift 2
   mkdir -p "$(dirname "$out/$name.log")"
-  timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  # In the background and waited for: a TERM to this script is then handled at once (the trap),
+  # not after the stage's command ends.
+  timeout "$limit" "$@" >"$out/$name.log" 2>&1 &
+  running=$!
+  wait "$running"
   rc=$?
+  running=
   say "$name: rc=$rc in $((SECONDS - start)) s (limit $limit s)"
   tail -3 "$out/$name.log" | tee -a "$summary"
   return $rc
@@ -328,6 +342,5 @@ say "recipe in $((SECONDS - t0)) s"
 py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"
-# The device tool brings back 8 files at most: every seed's logs, metrics and evaluations in one.
-tar czf "$work/learn-results.tgz" -C "$out" --exclude=check --exclude=learn-results.tgz . &&
-  mv "$work/learn-results.tgz" "$out/" && say "everything in $out/learn-results.tgz"
+trap - TERM INT
+pack
