@@ -249,4 +249,11 @@ std::vector<expert_config> tuning_space(sparse_op op, const matrix_features& f, 
   return space;
 }
 
+std::optional<expert_config> find_in_tuning_space(sparse_op op, const matrix_features& f, int k,
+                                                  const std::string& described) {
+  for (expert_config& c : tuning_space(op, f, k))
+    if (c.describe() == described) return std::move(c);
+  return std::nullopt;
+}
+
 }  // namespace sparserl

@@ -13,17 +13,15 @@ enum class outcome { refreshed, unchanged, not_found, no_expert };
 outcome refresh_one(sft_sample& s) {
   const std::string wanted = expert_description(s.code);
   if (wanted.empty()) return outcome::no_expert;
-  const matrix_features f = compute_features(to_matrix(s));
-  for (const expert_config& c : tuning_space(s.op, f, s.k)) {
-    if (c.describe() != wanted) continue;
-    const kernel_program p = emit_program(c);
-    const std::string text = p.to_text();
-    if (text == s.code) return outcome::unchanged;
-    s.code = text;
-    s.format = format_name(p.format);
-    return outcome::refreshed;
-  }
-  return outcome::not_found;
+  const std::optional<expert_config> c =
+      find_in_tuning_space(s.op, compute_features(to_matrix(s)), s.k, wanted);
+  if (!c) return outcome::not_found;
+  const kernel_program p = emit_program(*c);
+  const std::string text = p.to_text();
+  if (text == s.code) return outcome::unchanged;
+  s.code = text;
+  s.format = format_name(p.format);
+  return outcome::refreshed;
 }
 
 }  // namespace

@@ -45,14 +45,11 @@ std::string speedup_cell(const std::optional<double>& v) {
   return buf;
 }
 
-expert_config heuristic_pick(const eval_matrix& task) {
-  return pick_heuristic(task.op, compute_features(*task.matrix), task.k);
-}
-
-void judge_heuristic(evaluator& judge, const eval_matrix& task, matrix_baselines& b) {
-  const expert_config c = heuristic_pick(task);
-  const eval_task et{task.op, task.matrix, task.k, task.name};
-  const verdict v = judge.evaluate_program(et, emit_program(c));
+void judge_heuristic(evaluator& judge, const eval_matrix& task, const matrix_features& f,
+                     matrix_baselines& b) {
+  const expert_config c = pick_heuristic(task.op, f, task.k);
+  const verdict v =
+      judge.evaluate_program({task.op, task.matrix, task.k, task.name}, emit_program(c));
   b.heuristic_config = c.describe();
   b.heuristic_correct = v.correct;
   b.heuristic_speedup = timed_speedup(v);
@@ -62,20 +59,18 @@ void judge_heuristic(evaluator& judge, const eval_matrix& task, matrix_baselines
 // the policy's programs: the tuner's own time of its winner is the best of many noisy draws, and an
 // earlier run's time is another run's. False (the earlier figure kept) when today's tuning space no
 // longer holds that program.
-bool retime_tuned(evaluator& judge, const eval_matrix& task, matrix_baselines& b) {
+bool retime_tuned(evaluator& judge, const eval_matrix& task, const matrix_features& f,
+                  matrix_baselines& b) {
   if (b.tuned_config.empty()) return false;
-  const matrix_features f = compute_features(*task.matrix);
-  for (const expert_config& c : tuning_space(task.op, f, task.k)) {
-    if (c.describe() != b.tuned_config) continue;
-    const verdict v =
-        judge.evaluate_program({task.op, task.matrix, task.k, task.name}, emit_program(c));
-    b.tuned_speedup = timed_speedup(v);
-    return true;
-  }
-  return false;
+  const std::optional<expert_config> c = find_in_tuning_space(task.op, f, task.k, b.tuned_config);
+  if (!c) return false;
+  const verdict v =
+      judge.evaluate_program({task.op, task.matrix, task.k, task.name}, emit_program(*c));
+  b.tuned_speedup = timed_speedup(v);
+  return true;
 }
 
-// The search for the tuned best (the costly part) runs here unless `earlier` holds it.
+// The search for the tuned best: the costly part, which --baselines saves.
 void tune(evaluator& judge, const eval_matrix& task, const policy_evaluation_options& o,
           matrix_baselines& b) {
   b.tuned = true;
@@ -139,8 +134,11 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
     } else if (o.tune && timing) {
       tune(judge, matrices[i], o, m.baselines);
     }
-    if (o.heuristic) judge_heuristic(judge, matrices[i], m.baselines);
-    if (timing) m.tuned_retimed = retime_tuned(judge, matrices[i], m.baselines);
+    if (o.heuristic || timing) {
+      const matrix_features f = compute_features(a);  // once for both (megabytes of matrix)
+      if (o.heuristic) judge_heuristic(judge, matrices[i], f, m.baselines);
+      if (timing) m.tuned_retimed = retime_tuned(judge, matrices[i], f, m.baselines);
+    }
     e.samples += static_cast<int64_t>(m.samples.size());
     e.compiled += m.compiled;
     e.correct += m.correct;

@@ -58,8 +58,8 @@ struct matrix_evaluation {
   int64_t compiled = 0, correct = 0;  // of the samples
   std::optional<double> greedy_speedup, best_of_k_speedup;
   matrix_baselines baselines;
-  bool baselines_reused =
-      false;  // the tuning search taken from policy_evaluation_options::baselines
+  // The tuning search taken from policy_evaluation_options::baselines.
+  bool baselines_reused = false;
   // The tuned best's program timed in this run (false: not timing, or no longer in the tuning
   // space, and the speed-up is the earlier one).
   bool tuned_retimed = false;
