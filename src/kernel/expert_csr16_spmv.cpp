@@ -45,9 +45,19 @@ extern "C" __global__ void spmv_csr16(@ARGS@) {
 bool fits(const matrix_features& f) { return f.row_span_max <= 65535; }
 
 std::vector<expert_config> space(const matrix_features& f, int) {
-  // As csr_vector, plus a thread per row when rows are short.
+  // As csr_vector, plus a thread per row when rows are short: up to 12 a row, where csr_scalar
+  // (a thread per row over 8-byte entries) was the fastest on 2D meshes in a local order (H100
+  // realistic suite, 2026-12-05: mesh2d_rcm, 7 a row, csr_scalar 2.24 TB/s, CSR16 with 2 lanes
+  // 1.75), and lanes_per_row_space stops at 4 a row.
   if (!fits(f)) return {};
-  return lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
+  std::vector<expert_config> out = lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
+  const bool has_thread_per_row = std::any_of(out.begin(), out.end(), [](const expert_config& c) {
+    return c.param("lanes") == 1;
+  });
+  if (f.row_length_mean <= 12 && !has_thread_per_row)
+    for (int64_t block : {128, 256})
+      out.push_back(make_config(info(), {}, {{"block", block}, {"lanes", 1}}));
+  return out;
 }
 
 kernel_program emit(const expert_config& c) {

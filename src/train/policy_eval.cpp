@@ -28,11 +28,10 @@ void summarise(held_out_report& r) {
 
 }  // namespace
 
-std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
-                                                           const std::vector<eval_matrix>& matrices,
-                                                           evaluator& judge, int64_t max_new_tokens,
-                                                           const sampling_options& sampling,
-                                                           int per_matrix, int batch) {
+std::vector<std::vector<held_out_result>> sample_and_judge(
+    const policy& p, const std::vector<eval_matrix>& matrices, evaluator& judge,
+    int64_t max_new_tokens, const sampling_options& sampling, int per_matrix, int batch,
+    program_verdicts* verdicts) {
   std::vector<std::vector<held_out_result>> out(matrices.size());
   const size_t copies = static_cast<size_t>(std::max(per_matrix, 1));
   // Whole matrices per generation batch: at least one, about `batch` programs.
@@ -55,7 +54,9 @@ std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
         held_out_result h;
         h.name = m.name;
         h.program = sampled.generations[(i - begin) * copies + c].text;
-        h.judged = judge.evaluate({m.op, m.matrix, m.k, m.name}, h.program);
+        const eval_task task{m.op, m.matrix, m.k, m.name};
+        h.judged = verdicts ? verdicts->judge(judge, task, m.name, h.program)
+                            : judge.evaluate(task, h.program);
         out[i].push_back(std::move(h));
       }
     }

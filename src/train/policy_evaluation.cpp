@@ -45,11 +45,11 @@ std::string speedup_cell(const std::optional<double>& v) {
   return buf;
 }
 
-void judge_heuristic(evaluator& judge, const eval_matrix& task, const matrix_features& f,
-                     matrix_baselines& b) {
+void judge_heuristic(evaluator& judge, program_verdicts& verdicts, const eval_matrix& task,
+                     const matrix_features& f, matrix_baselines& b) {
   const expert_config c = pick_heuristic(task.op, f, task.k);
-  const verdict v =
-      judge.evaluate_program({task.op, task.matrix, task.k, task.name}, emit_program(c));
+  const verdict v = verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name,
+                                   emit_program(c));
   b.heuristic_config = c.describe();
   b.heuristic_correct = v.correct;
   b.heuristic_speedup = timed_speedup(v);
@@ -59,13 +59,13 @@ void judge_heuristic(evaluator& judge, const eval_matrix& task, const matrix_fea
 // the policy's programs: the tuner's own time of its winner is the best of many noisy draws, and an
 // earlier run's time is another run's. False (the earlier figure kept) when today's tuning space no
 // longer holds that program.
-bool retime_tuned(evaluator& judge, const eval_matrix& task, const matrix_features& f,
-                  matrix_baselines& b) {
+bool retime_tuned(evaluator& judge, program_verdicts& verdicts, const eval_matrix& task,
+                  const matrix_features& f, matrix_baselines& b) {
   if (b.tuned_config.empty()) return false;
   const std::optional<expert_config> c = find_in_tuning_space(task.op, f, task.k, b.tuned_config);
   if (!c) return false;
-  const verdict v =
-      judge.evaluate_program({task.op, task.matrix, task.k, task.name}, emit_program(*c));
+  const verdict v = verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name,
+                                   emit_program(*c));
   b.tuned_speedup = timed_speedup(v);
   return true;
 }
@@ -102,10 +102,13 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
   e.samples_per_matrix = o.samples;
   e.executor = o.executor;
   const bool timing = e.executor == "gpu";
+  // Every column judges a program once per matrix: the greedy program sampled again, or the
+  // heuristic's pick written by the policy, shares the verdict (program_verdicts.h says why).
+  program_verdicts verdicts;
   const auto greedy = sample_and_judge(p, matrices, judge, o.max_new_tokens,
-                                       sampling_options{0, 0, 1.0, 0}, 1, o.batch);
-  const auto sampled =
-      sample_and_judge(p, matrices, judge, o.max_new_tokens, o.sampling, o.samples, o.batch);
+                                       sampling_options{0, 0, 1.0, 0}, 1, o.batch, &verdicts);
+  const auto sampled = sample_and_judge(p, matrices, judge, o.max_new_tokens, o.sampling,
+                                        o.samples, o.batch, &verdicts);
   for (size_t i = 0; i < matrices.size(); ++i) {
     matrix_evaluation m;
     const csr_matrix& a = *matrices[i].matrix;
@@ -136,8 +139,8 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
     }
     if (o.heuristic || timing) {
       const matrix_features f = compute_features(a);  // once for both (megabytes of matrix)
-      if (o.heuristic) judge_heuristic(judge, matrices[i], f, m.baselines);
-      if (timing) m.tuned_retimed = retime_tuned(judge, matrices[i], f, m.baselines);
+      if (o.heuristic) judge_heuristic(judge, verdicts, matrices[i], f, m.baselines);
+      if (timing) m.tuned_retimed = retime_tuned(judge, verdicts, matrices[i], f, m.baselines);
     }
     e.samples += static_cast<int64_t>(m.samples.size());
     e.compiled += m.compiled;
@@ -146,6 +149,7 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
     e.greedy_correct += m.greedy.judged.correct;
     e.matrices.push_back(std::move(m));
   }
+  e.verdicts_shared = verdicts.shared();
   e.geomean_greedy = geomean(e.matrices, [](const auto& m) { return m.greedy_speedup; });
   e.geomean_best_of_k = geomean(e.matrices, [](const auto& m) { return m.best_of_k_speedup; });
   e.geomean_heuristic =
@@ -195,7 +199,8 @@ nlohmann::json to_json(const policy_evaluation& e) {
                   {"geomean_speedup_best_of_k", optional_json(e.geomean_best_of_k)},
                   {"geomean_speedup_heuristic", optional_json(e.geomean_heuristic)},
                   {"geomean_speedup_tuned", optional_json(e.geomean_tuned)},
-                  {"baselines_reused", e.baselines_reused}};
+                  {"baselines_reused", e.baselines_reused},
+                  {"verdicts_shared", e.verdicts_shared}};
   j["matrices"] = nlohmann::json::array();
   for (const matrix_evaluation& m : e.matrices) {
     nlohmann::json g = verdict_to_json(m.greedy.judged);

@@ -71,6 +71,8 @@ struct policy_evaluation {
   int64_t samples = 0, compiled = 0, correct = 0;  // over every sample of every matrix
   int64_t greedy_compiled = 0, greedy_correct = 0;
   int64_t baselines_reused = 0;  // matrices whose baselines came from an earlier evaluation
+  // Programs not judged again: one already judged for that matrix (program_verdicts.h).
+  int64_t verdicts_shared = 0;
   std::optional<double> geomean_greedy, geomean_best_of_k, geomean_heuristic, geomean_tuned;
   std::string executor;
 };

@@ -330,6 +330,8 @@ TEST_F(train_cli, evaluate_policy_reports_every_matrix_with_counts_and_no_cpu_sp
   }
   EXPECT_EQ(sum.at("compiled").get<int>(), compiled);
   EXPECT_EQ(sum.at("correct").get<int>(), correct);
+  // 12 programs (3 greedy, 6 samples, 3 heuristic picks): each matrix's first is always judged.
+  EXPECT_LE(sum.at("verdicts_shared").get<int>(), 9);
   if (std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0) {
     EXPECT_EQ(slurp(dir_ / "ev/evaluate_policy.png").substr(1, 3), "PNG");
   }

@@ -12,6 +12,7 @@
 #include "kernel/heuristic.h"
 #include "sparse/features.h"
 #include "sparse/generators.h"
+#include "train/program_verdicts.h"
 #include "train/rollout_judge.h"
 
 namespace sparserl::train {
@@ -92,6 +93,41 @@ TEST(rollout_judge, identical_programs_are_run_once_and_share_the_verdict) {
   for (size_t i : {2u, 4u}) EXPECT_EQ(verdict_to_json(v[i]), verdict_to_json(v[0])) << i;
   EXPECT_EQ(verdict_to_json(v[5]), verdict_to_json(v[3]));
   EXPECT_EQ(verdict_to_json(v[6]).dump(), verdict_to_json(v[1]).dump());
+}
+
+// An evaluation's verdicts: the heuristic's pick as a kernel_program and the same program as a
+// policy wrote it (other comments) are one program for one matrix, judged once; another matrix
+// judges it again.
+TEST(program_verdicts, one_program_is_judged_once_per_matrix_whoever_wrote_it) {
+  generator_spec spec;
+  spec.family = "stencil2d";
+  spec.rows = 400;
+  const csr_matrix a = generate_matrix(spec);
+  spec.family = "random";
+  const csr_matrix b = generate_matrix(spec);
+  const kernel_program pick =
+      emit_program(pick_heuristic(sparse_op::spmv, compute_features(a), 1));
+  const std::string written = "// my kernel\n" + pick.to_text() + "// done\n";
+  const eval_task on_a{sparse_op::spmv, &a, 1, "a"}, on_b{sparse_op::spmv, &b, 1, "b"};
+
+  counting_runner runner;
+  evaluator judge(runner);
+  program_verdicts verdicts;
+  const verdict policy_a = verdicts.judge(judge, on_a, "a", written);
+  const verdict heuristic_a = verdicts.judge(judge, on_a, "a", pick);
+  EXPECT_TRUE(policy_a.correct);
+  EXPECT_EQ(runner.runs.load(), 1);
+  EXPECT_EQ(verdicts.shared(), 1);
+  EXPECT_EQ(verdict_to_json(heuristic_a), verdict_to_json(policy_a));
+  const verdict heuristic_b = verdicts.judge(judge, on_b, "b", pick);
+  EXPECT_EQ(runner.runs.load(), 2);
+  EXPECT_EQ(verdicts.shared(), 1);
+  EXPECT_TRUE(heuristic_b.correct);
+  // A different program for matrix a is judged.
+  const kernel_program other = emit_program(pick_heuristic(sparse_op::spmv, compute_features(b), 1));
+  ASSERT_NE(other.to_text(), pick.to_text());
+  verdicts.judge(judge, on_a, "a", other);
+  EXPECT_EQ(runner.runs.load(), 3);
 }
 
 }  // namespace
