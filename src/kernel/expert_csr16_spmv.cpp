@@ -51,9 +51,8 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   // 1.75), and lanes_per_row_space stops at 4 a row.
   if (!fits(f)) return {};
   std::vector<expert_config> out = lanes_per_row_space(info(), f, {1, 2, 4, 8, 16, 32});
-  const bool has_thread_per_row = std::any_of(out.begin(), out.end(), [](const expert_config& c) {
-    return c.param("lanes") == 1;
-  });
+  const bool has_thread_per_row = std::any_of(
+      out.begin(), out.end(), [](const expert_config& c) { return c.param("lanes") == 1; });
   if (f.row_length_mean <= 12 && !has_thread_per_row)
     for (int64_t block : {128, 256})
       out.push_back(make_config(info(), {}, {{"block", block}, {"lanes", 1}}));

@@ -28,10 +28,12 @@ void summarise(held_out_report& r) {
 
 }  // namespace
 
-std::vector<std::vector<held_out_result>> sample_and_judge(
-    const policy& p, const std::vector<eval_matrix>& matrices, evaluator& judge,
-    int64_t max_new_tokens, const sampling_options& sampling, int per_matrix, int batch,
-    program_verdicts* verdicts) {
+std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
+                                                           const std::vector<eval_matrix>& matrices,
+                                                           evaluator& judge, int64_t max_new_tokens,
+                                                           const sampling_options& sampling,
+                                                           int per_matrix, int batch,
+                                                           program_verdicts* verdicts) {
   std::vector<std::vector<held_out_result>> out(matrices.size());
   const size_t copies = static_cast<size_t>(std::max(per_matrix, 1));
   // Whole matrices per generation batch: at least one, about `batch` programs.

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "eval/evaluator.h"
-#include "train/program_verdicts.h"
 #include "model/sampling.h"
 #include "train/policy.h"
+#include "train/program_verdicts.h"
 #include "train/sft_data.h"
 
 namespace sparserl::train {
@@ -43,10 +43,12 @@ struct eval_matrix {
 // `per_matrix` programs for every matrix, sampled with `sampling` (temperature 0: greedy) in
 // batches of about `batch` programs, each judged by the harness (through `verdicts` when given:
 // a program already judged for that matrix keeps its verdict); out[i][j] is matrix i's program j.
-std::vector<std::vector<held_out_result>> sample_and_judge(
-    const policy& p, const std::vector<eval_matrix>& matrices, evaluator& judge,
-    int64_t max_new_tokens, const sampling_options& sampling, int per_matrix, int batch = 8,
-    program_verdicts* verdicts = nullptr);
+std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
+                                                           const std::vector<eval_matrix>& matrices,
+                                                           evaluator& judge, int64_t max_new_tokens,
+                                                           const sampling_options& sampling,
+                                                           int per_matrix, int batch = 8,
+                                                           program_verdicts* verdicts = nullptr);
 
 // Samples greedily (batches of `batch`) for every sample, judges each program, summarises.
 held_out_report evaluate_held_out(const policy& p, const std::vector<sft_sample>& samples,

@@ -48,8 +48,8 @@ std::string speedup_cell(const std::optional<double>& v) {
 void judge_heuristic(evaluator& judge, program_verdicts& verdicts, const eval_matrix& task,
                      const matrix_features& f, matrix_baselines& b) {
   const expert_config c = pick_heuristic(task.op, f, task.k);
-  const verdict v = verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name,
-                                   emit_program(c));
+  const verdict v =
+      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name, emit_program(c));
   b.heuristic_config = c.describe();
   b.heuristic_correct = v.correct;
   b.heuristic_speedup = timed_speedup(v);
@@ -64,8 +64,8 @@ bool retime_tuned(evaluator& judge, program_verdicts& verdicts, const eval_matri
   if (b.tuned_config.empty()) return false;
   const std::optional<expert_config> c = find_in_tuning_space(task.op, f, task.k, b.tuned_config);
   if (!c) return false;
-  const verdict v = verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name,
-                                   emit_program(*c));
+  const verdict v =
+      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name, emit_program(*c));
   b.tuned_speedup = timed_speedup(v);
   return true;
 }
@@ -107,8 +107,8 @@ policy_evaluation evaluate_policy(const policy& p, const std::vector<eval_matrix
   program_verdicts verdicts;
   const auto greedy = sample_and_judge(p, matrices, judge, o.max_new_tokens,
                                        sampling_options{0, 0, 1.0, 0}, 1, o.batch, &verdicts);
-  const auto sampled = sample_and_judge(p, matrices, judge, o.max_new_tokens, o.sampling,
-                                        o.samples, o.batch, &verdicts);
+  const auto sampled = sample_and_judge(p, matrices, judge, o.max_new_tokens, o.sampling, o.samples,
+                                        o.batch, &verdicts);
   for (size_t i = 0; i < matrices.size(); ++i) {
     matrix_evaluation m;
     const csr_matrix& a = *matrices[i].matrix;

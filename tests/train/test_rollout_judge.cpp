@@ -105,8 +105,7 @@ TEST(program_verdicts, one_program_is_judged_once_per_matrix_whoever_wrote_it) {
   const csr_matrix a = generate_matrix(spec);
   spec.family = "random";
   const csr_matrix b = generate_matrix(spec);
-  const kernel_program pick =
-      emit_program(pick_heuristic(sparse_op::spmv, compute_features(a), 1));
+  const kernel_program pick = emit_program(pick_heuristic(sparse_op::spmv, compute_features(a), 1));
   const std::string written = "// my kernel\n" + pick.to_text() + "// done\n";
   const eval_task on_a{sparse_op::spmv, &a, 1, "a"}, on_b{sparse_op::spmv, &b, 1, "b"};
 
@@ -124,7 +123,8 @@ TEST(program_verdicts, one_program_is_judged_once_per_matrix_whoever_wrote_it) {
   EXPECT_EQ(verdicts.shared(), 1);
   EXPECT_TRUE(heuristic_b.correct);
   // A different program for matrix a is judged.
-  const kernel_program other = emit_program(pick_heuristic(sparse_op::spmv, compute_features(b), 1));
+  const kernel_program other =
+      emit_program(pick_heuristic(sparse_op::spmv, compute_features(b), 1));
   ASSERT_NE(other.to_text(), pick.to_text());
   verdicts.judge(judge, on_a, "a", other);
   EXPECT_EQ(runner.runs.load(), 3);
