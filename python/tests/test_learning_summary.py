@@ -28,6 +28,23 @@ def write_eval(folder, speedups, heuristic, tuned, programs=None):
         json.dump({"summary": summary, "matrices": matrices}, f)
 
 
+def test_each_policy_is_grouped_beside_its_own_evaluations_columns(tmp_path):
+    """Every evaluation times the heuristic's and the tuned best's programs again: the PPO group's
+    columns come from the PPO evaluation, not from whichever evaluation was read last."""
+    names = ["road-rcm-0.mtx", "road-rcm-1.mtx"]
+    write_eval(str(tmp_path / "seed-1" / "eval-sft"), dict.fromkeys(names, 1.25),
+               dict.fromkeys(names, 1.3), dict.fromkeys(names, 1.5))
+    write_eval(str(tmp_path / "seed-1" / "eval-ppo"), dict.fromkeys(names, 1.2),
+               dict.fromkeys(names, 1.2), dict.fromkeys(names, 1.4))
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    road = json.loads((tmp_path / "learning.json").read_text())["groups"]["road-rcm"]
+    assert [round(road[c], 6) for c in ("sft", "heuristic", "tuned", "ppo", "ppo_heuristic",
+                                        "ppo_tuned")] == [1.25, 1.3, 1.5, 1.2, 1.2, 1.4]
+    assert ("| road-rcm | 1.250x | 1.300x | 1.500x | 1.200x | 1.200x | 1.400x |"
+            in (tmp_path / "learning.md").read_text())
+
+
 def test_groups_seeds_and_ppo_gain(tmp_path):
     heuristic = {"road-rcm-0.mtx": 1.3, "road-rcm-1.mtx": 1.2, "mesh3d-natural-0.mtx": 1.1}
     tuned = {"road-rcm-0.mtx": 1.4, "road-rcm-1.mtx": 1.4, "mesh3d-natural-0.mtx": 1.2}
