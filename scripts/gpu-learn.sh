@@ -54,6 +54,12 @@ HELDOUT_SIZES=${HELDOUT_SIZES:-3}    # matrices per family and order, growing in
 DEVICE=${DEVICE:-gpu}
 SMALL=${SMALL:-0}
 # --- Sizes (one H200: ~3 minutes a seed after the build; labels extra).
+# On an H100 the evaluation takes about twice as long (the first, with tuning, 120-132 s against
+# 69 s; 2026-12-05): unless set, 2 samples and 10 PPO steps keep a seed inside one 10-minute call
+# (333-347 s a seed there).
+if [[ $DEVICE == gpu ]] && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100; then
+  EVAL_SAMPLES=${EVAL_SAMPLES:-2} PPO_STEPS=${PPO_STEPS:-10} LIMIT_EVAL=${LIMIT_EVAL:-150}
+fi
 MIN_NNZ=${MIN_NNZ:-1000000}          # PPO's and the held-out matrices: at least this many nonzeros
 LABEL_SECONDS=${LABEL_SECONDS:-0}    # > 0: label more matrices first, for about this long
 LABEL_CHUNK=${LABEL_CHUNK:-16}       # matrices per `dataset build` (each extends $LABELS)
@@ -143,7 +149,7 @@ if [[ $DEVICE == gpu ]]; then
 fi
 [[ -x $bin ]] || { say "no $bin: see $out/check.log"; exit 1; }
 say "seeds $seeds, device $DEVICE, work $work, train families $TRAIN_FAMILIES," \
-  "held out $HELDOUT_FAMILIES ($HELDOUT_ORDERS)"
+  "held out $HELDOUT_FAMILIES ($HELDOUT_ORDERS), PPO steps $PPO_STEPS, evaluation samples $EVAL_SAMPLES"
 t0=$SECONDS
 
 # 0. More labels, in chunks, each extending $labels (a chunk cut short by the time limit is lost,
