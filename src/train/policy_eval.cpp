@@ -57,8 +57,8 @@ std::vector<std::vector<held_out_result>> sample_and_judge(const policy& p,
         h.name = m.name;
         h.program = sampled.generations[(i - begin) * copies + c].text;
         const eval_task task{m.op, m.matrix, m.k, m.name};
-        h.judged = verdicts ? verdicts->judge(judge, task, m.name, h.program)
-                            : judge.evaluate(task, h.program);
+        h.judged =
+            verdicts ? verdicts->judge(judge, task, h.program) : judge.evaluate(task, h.program);
         out[i].push_back(std::move(h));
       }
     }

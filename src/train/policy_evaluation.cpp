@@ -49,7 +49,7 @@ void judge_heuristic(evaluator& judge, program_verdicts& verdicts, const eval_ma
                      const matrix_features& f, matrix_baselines& b) {
   const expert_config c = pick_heuristic(task.op, f, task.k);
   const verdict v =
-      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name, emit_program(c));
+      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, emit_program(c));
   b.heuristic_config = c.describe();
   b.heuristic_correct = v.correct;
   b.heuristic_speedup = timed_speedup(v);
@@ -65,7 +65,7 @@ bool retime_tuned(evaluator& judge, program_verdicts& verdicts, const eval_matri
   const std::optional<expert_config> c = find_in_tuning_space(task.op, f, task.k, b.tuned_config);
   if (!c) return false;
   const verdict v =
-      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, task.name, emit_program(*c));
+      verdicts.judge(judge, {task.op, task.matrix, task.k, task.name}, emit_program(*c));
   b.tuned_speedup = timed_speedup(v);
   return true;
 }

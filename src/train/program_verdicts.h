@@ -17,22 +17,20 @@ namespace sparserl::train {
 
 class program_verdicts {
  public:
-  // `matrix` names the task's matrix (the evaluation's matrix name); `completion` is what a
-  // policy wrote.
-  verdict judge(evaluator& e, const eval_task& task, const std::string& matrix,
-                const std::string& completion);
-  verdict judge(evaluator& e, const eval_task& task, const std::string& matrix,
-                const kernel_program& program);
+  // Keyed by the task's matrix (its address: the matrices outlive the evaluation's verdicts);
+  // `completion` is what a policy wrote.
+  verdict judge(evaluator& e, const eval_task& task, const std::string& completion);
+  verdict judge(evaluator& e, const eval_task& task, const kernel_program& program);
 
   // Verdicts handed out again instead of judging the program once more.
   int64_t shared() const { return shared_; }
 
  private:
-  std::map<std::pair<std::string, std::string>, verdict> seen_;  // (matrix, identity)
+  std::map<std::pair<const csr_matrix*, std::string>, verdict> seen_;  // (matrix, identity)
   int64_t shared_ = 0;
 
   template <class Judge>
-  verdict find_or_judge(const std::string& matrix, const std::string& identity, Judge run);
+  verdict find_or_judge(const csr_matrix* matrix, const std::string& identity, Judge run);
 };
 
 }  // namespace sparserl::train

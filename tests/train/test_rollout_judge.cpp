@@ -112,13 +112,13 @@ TEST(program_verdicts, one_program_is_judged_once_per_matrix_whoever_wrote_it) {
   counting_runner runner;
   evaluator judge(runner);
   program_verdicts verdicts;
-  const verdict policy_a = verdicts.judge(judge, on_a, "a", written);
-  const verdict heuristic_a = verdicts.judge(judge, on_a, "a", pick);
+  const verdict policy_a = verdicts.judge(judge, on_a, written);
+  const verdict heuristic_a = verdicts.judge(judge, on_a, pick);
   EXPECT_TRUE(policy_a.correct);
   EXPECT_EQ(runner.runs.load(), 1);
   EXPECT_EQ(verdicts.shared(), 1);
   EXPECT_EQ(verdict_to_json(heuristic_a), verdict_to_json(policy_a));
-  const verdict heuristic_b = verdicts.judge(judge, on_b, "b", pick);
+  const verdict heuristic_b = verdicts.judge(judge, on_b, pick);
   EXPECT_EQ(runner.runs.load(), 2);
   EXPECT_EQ(verdicts.shared(), 1);
   EXPECT_TRUE(heuristic_b.correct);
@@ -126,7 +126,7 @@ TEST(program_verdicts, one_program_is_judged_once_per_matrix_whoever_wrote_it) {
   const kernel_program other =
       emit_program(pick_heuristic(sparse_op::spmv, compute_features(b), 1));
   ASSERT_NE(other.to_text(), pick.to_text());
-  verdicts.judge(judge, on_a, "a", other);
+  verdicts.judge(judge, on_a, other);
   EXPECT_EQ(runner.runs.load(), 3);
 }
 
