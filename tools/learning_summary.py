@@ -14,7 +14,10 @@ from PPO's rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program)
 learn from: how many groups (a matrix's samples in one step) held two or more different correct
 programs, how many held one faster than the group's most sampled program by more than the timing
 noise (3%), and the share of rollouts that are their matrix's fastest program seen in the run, in
-the first and the last quarter of the steps (rising: the policy moved towards faster programs).
+the first and the last quarter of the steps (rising: the policy moved towards faster programs);
+and the reward on the same matrices: each matrix drawn in two or more steps, the mean reward of its
+samples at its first draw against its last (the step curve mixes the policy's change with which
+matrices a step drew; this compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
@@ -201,6 +204,17 @@ def rollout_exploration(path):
     if quarter:
         out["best_share_first_quarter"] = best_share(set(steps[:quarter]))
         out["best_share_last_quarter"] = best_share(set(steps[-quarter:]))
+    draws = {}  # task -> step -> its samples' rewards
+    for r in rows:
+        if r.get("reward") is not None:
+            draws.setdefault(r["task"], {}).setdefault(r["step"], []).append(r["reward"])
+    revisited = [by_step for by_step in draws.values() if len(by_step) >= 2]
+    if revisited:
+        out["revisited_matrices"] = len(revisited)
+        out["revisited_reward_first_draw"] = statistics.mean(
+            statistics.mean(s[min(s)]) for s in revisited)
+        out["revisited_reward_last_draw"] = statistics.mean(
+            statistics.mean(s[max(s)]) for s in revisited)
     return out
 
 
@@ -287,6 +301,11 @@ def summarise(out, added=()):
                   for x in explorations if x.get("best_share_first_quarter") is not None]
         if shifts:
             verdicts["ppo_best_share_rise_mean"] = statistics.mean(shifts)
+        changes = [x["revisited_reward_last_draw"] - x["revisited_reward_first_draw"]
+                   for x in explorations if "revisited_matrices" in x]
+        if changes:
+            verdicts["ppo_revisited_reward_rise_mean"] = statistics.mean(changes)
+            verdicts["ppo_revisited_reward_rising_seeds"] = sum(c > 0 for c in changes)
     for pol in POLICIES:
         g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
         h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]

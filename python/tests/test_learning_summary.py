@@ -162,6 +162,21 @@ def test_reward_rise_compares_the_first_and_last_quarter_of_the_steps(tmp_path):
     assert doc["checks"]["ppo_reward_seeds"] == 1
 
 
+def summarise_rollouts(tmp_path, rollouts):
+    """The tool over one seed whose PPO rollout log holds `rollouts` (and a one-matrix SFT
+    evaluation); its learning.json."""
+    seed = tmp_path / "seed-1"
+    seed.mkdir()
+    with open(seed / "ppo-rollouts.jsonl", "w") as f:
+        for line in rollouts:
+            f.write(json.dumps(line) + "\n")
+    write_eval(str(seed / "eval-sft"), {"road-rcm-0.mtx": 1.0}, {"road-rcm-0.mtx": 1.1},
+               {"road-rcm-0.mtx": 1.2})
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    return json.loads((tmp_path / "learning.json").read_text())
+
+
 def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
     """seed-1/ppo-rollouts.jsonl over 4 steps of one matrix: P (1.0x) and Q (1.2x, the fastest
     seen). Step 1: P P P Q (two correct programs, Q faster than the most sampled); step 2: P P P
@@ -173,18 +188,9 @@ def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
                 "program_sha256": sha, "correct": correct, "speedup": speedup}
     steps = {1: "PPPQ", 2: "PPPW", 3: "PQQQ", 4: "QQQQ"}
     speed = {"P": 1.0, "Q": 1.2}
-    seed = tmp_path / "seed-1"
-    seed.mkdir()
-    with open(seed / "ppo-rollouts.jsonl", "w") as f:
-        for step, programs in steps.items():
-            for sha in programs:
-                line = row(step, sha, None, False) if sha == "W" else row(step, sha, speed[sha])
-                f.write(json.dumps(line) + "\n")
-    write_eval(str(seed / "eval-sft"), {"road-rcm-0.mtx": 1.0}, {"road-rcm-0.mtx": 1.1},
-               {"road-rcm-0.mtx": 1.2})
-    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    doc = json.loads((tmp_path / "learning.json").read_text())
+    doc = summarise_rollouts(tmp_path, [row(step, sha, None, False) if sha == "W" else
+                                        row(step, sha, speed[sha])
+                                        for step, programs in steps.items() for sha in programs])
     x = doc["seeds"]["1"]["ppo_rollouts"]
     assert (x["rollouts"], x["groups"], x["groups_explored"], x["groups_with_faster"]) == (16, 4, 2, 1)
     assert math.isclose(x["best_share_first_quarter"], 0.25)
@@ -192,3 +198,21 @@ def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
     assert math.isclose(doc["checks"]["ppo_groups_explored"], 0.5)
     assert math.isclose(doc["checks"]["ppo_groups_with_faster"], 0.25)
     assert math.isclose(doc["checks"]["ppo_best_share_rise_mean"], 0.75)
+
+
+def test_revisited_matrices_compare_their_first_and_last_draw(tmp_path):
+    """Matrix a drawn at steps 1, 2 and 4 (mean rewards 0.0, 9.0 and 1.0), matrix b at step 3 only,
+    matrix c at steps 3 and 4 (1.0, then 0.5): over a and c the first draws average 0.5 and the
+    last 0.75; b, drawn once, is left out, and a's middle draw does not count."""
+    rewards = {("a", 1): [-1.0, 1.0], ("a", 2): [9.0, 9.0], ("a", 4): [1.0, 1.0],
+               ("b", 3): [5.0, 5.0], ("c", 3): [1.0, 1.0], ("c", 4): [0.0, 1.0]}
+    doc = summarise_rollouts(tmp_path, [
+        {"step": step, "task": task, "group": 0, "program_sha256": str(i), "correct": r > 0,
+         "speedup": None, "reward": r}
+        for (task, step), values in rewards.items() for i, r in enumerate(values)])
+    x = doc["seeds"]["1"]["ppo_rollouts"]
+    assert x["revisited_matrices"] == 2
+    assert math.isclose(x["revisited_reward_first_draw"], 0.5)
+    assert math.isclose(x["revisited_reward_last_draw"], 0.75)
+    assert math.isclose(doc["checks"]["ppo_revisited_reward_rise_mean"], 0.25)
+    assert doc["checks"]["ppo_revisited_reward_rising_seeds"] == 1
