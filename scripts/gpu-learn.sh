@@ -28,7 +28,7 @@
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
-# HEURISTIC_LABELS / SFT_DATA / PPO_FROM (step 1b), WORK (everything the run makes; default
+# HEURISTIC_LABELS / SFT_DATA / PPO_FROM / BLOCK_SIZES (step 1b), WORK (everything the run makes; default
 # /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS (default the committed
 # data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE (gpu; cpu runs the same
 # steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and the sizes below.
@@ -69,6 +69,10 @@ MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
 HEURISTIC_LABELS=${HEURISTIC_LABELS:-480}  # SFT samples labelled by the heuristic (0: timed only)
+# Dense block sizes for block_diagonal and fem in those samples (`dataset build --block-sizes`),
+# e.g. 2,3,4,5,6,8; unset: the families' own (2/4/8, 1..4), as in every measured run so far.
+# The data held 6 programs of 3x3 blocks and none of 5x5 or 6x6; not yet measured on the GPU.
+BLOCK_SIZES=${BLOCK_SIZES:-}
 PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, or "timed"
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
@@ -199,6 +203,7 @@ elif ((HEURISTIC_LABELS > 0)); then
   stage heuristic-labels 120 "$bin" dataset build --device cpu --label heuristic --no-verify \
     --generate "$HEURISTIC_LABELS" --families "$LABEL_FAMILIES" --seed 50021 \
     --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" --max-matrix-nnz 20000 \
+    ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} \
     --extend "$labels" --no-progress -o "$sft_data" || exit 1
 fi
 

@@ -30,6 +30,7 @@ struct build_args {
   int64_t generate = -1;
   uint64_t seed = 1;
   int32_t max_rows = 256, min_rows = 16;
+  std::vector<int32_t> block_sizes;
   int threads = 0, workers = 1;
   bool no_verify = false, no_progress = false;
   train::dataset_build_options build;
@@ -67,7 +68,7 @@ void run_build(build_args& a) {
   }
   const std::vector<train::matrix_item> items =
       a.matrices.empty() ? train::generated_matrices(a.generate, a.seed, a.max_rows, a.families,
-                                                     a.min_rows, o.threads)
+                                                     a.min_rows, o.threads, a.block_sizes)
                          : train::matrix_files(a.matrices);
   // Unverified heuristic labels need no executor at all.
   std::unique_ptr<program_runner> runner;
@@ -186,6 +187,10 @@ void add_build(CLI::App& dataset) {
   cmd->add_option("--families", a->families,
                   "--generate: comma-separated families to draw from (default: the classic ones; "
                   "`sparserl matrix families` lists all)")
+      ->delimiter(',');
+  cmd->add_option("--block-sizes", a->block_sizes,
+                  "--generate: dense block sizes (comma-separated, 1..64) that block_diagonal and "
+                  "fem draw from instead of their own (2/4/8 and 1..4)")
       ->delimiter(',');
   cmd->add_option("--seed", a->seed, "--generate: the seed")->capture_default_str();
   cmd->add_option("--max-rows", a->max_rows, "--generate: rows drawn from --min-rows..R")

@@ -43,7 +43,14 @@ struct draw {
   }
 };
 
-generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows, int32_t max_rows) {
+// Whether the family's generator reads spec.block (its registry row lists the fields it reads).
+bool reads_block(const family_info& f) {
+  const std::string fields = std::string(", ") + f.parameters + ",";
+  return fields.find(", block,") != std::string::npos;
+}
+
+generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows, int32_t max_rows,
+                           const std::vector<int32_t>& block_sizes) {
   generator_spec s;
   s.family = family;
   s.rows = static_cast<int32_t>(d.in(min_rows, std::max(min_rows, max_rows)));
@@ -52,6 +59,10 @@ generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows,
   s.avg_degree = d.real(2, 16);
   s.density = std::min(1.0, d.real(2, 16) / s.rows);
   s.dense_rows = static_cast<int32_t>(d.in(1, 4));
+  // Drawn last, so that the option changes nothing else about the matrix.
+  if (!block_sizes.empty() && reads_block(find_family(family)))
+    s.block =
+        block_sizes[static_cast<size_t>(d.in(0, static_cast<int64_t>(block_sizes.size()) - 1))];
   return s;
 }
 
@@ -189,7 +200,10 @@ std::vector<matrix_item> matrix_files(const std::string& dir) {
 
 std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows,
                                             std::vector<std::string> families, int32_t min_rows,
-                                            int threads) {
+                                            int threads, const std::vector<int32_t>& block_sizes) {
+  for (int32_t b : block_sizes)
+    if (b < 1 || b > 64)
+      throw error("--block-sizes " + std::to_string(b) + ": expected 1..64 (BSR's block shapes)");
   if (count < 0) throw error("--generate " + std::to_string(count) + ": expected >= 0");
   if (min_rows < 16) throw error("--min-rows " + std::to_string(min_rows) + ": expected >= 16");
   if (max_rows < min_rows)
@@ -212,7 +226,7 @@ std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_
       const int64_t attempt = first + i;
       const std::string& family = families[static_cast<size_t>(attempt) % families.size()];
       draw d{std::mt19937_64(seed * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(attempt))};
-      specs[static_cast<size_t>(i)] = random_spec(family, d, min_rows, max_rows);
+      specs[static_cast<size_t>(i)] = random_spec(family, d, min_rows, max_rows, block_sizes);
     }
     parallel_for(specs.size(), threads, [&](size_t i) {
       made[i] = std::make_shared<csr_matrix>(generate_matrix(specs[i]));

@@ -43,10 +43,13 @@ std::vector<matrix_item> matrix_files(const std::string& dir);
 // from [min_rows, max_rows] and each family's parameters (stencil points, band width, block size,
 // degree, density) from `seed`. The same arguments give the same matrices on every machine.
 // `families` empty: the classic families (sparse/generators.h); else the named ones, in turn.
-// Generated on `threads` threads (0: one per core).
+// Generated on `threads` threads (0: one per core). `block_sizes` non-empty: every matrix of a
+// family with a dense block size (block_diagonal, fem) takes its block uniformly from these
+// instead of the family's own draw; every other parameter stays as drawn without it.
 std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows = 256,
                                             std::vector<std::string> families = {},
-                                            int32_t min_rows = 16, int threads = 1);
+                                            int32_t min_rows = 16, int threads = 1,
+                                            const std::vector<int32_t>& block_sizes = {});
 
 enum class labeller { automatic, autotune, heuristic };  // automatic: autotune on a GPU runner
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "eval/cpu_runner.h"
@@ -24,6 +25,13 @@ dataset_build_options quiet_options() {
   o.progress = false;
   o.threads = 2;
   return o;
+}
+
+// The matrix of `plain` drawn with this spec seed.
+csr_matrix plain_of(const std::vector<matrix_item>& plain, uint64_t seed) {
+  for (const matrix_item& item : plain)
+    if (item.spec->seed == seed) return item.load();
+  throw error("no such draw");
 }
 
 TEST(dataset_build, generated_sets_draw_from_the_named_families_only) {
@@ -64,6 +72,40 @@ TEST(dataset_build, generated_sets_are_distinct_cover_every_family_and_repeat_wi
   EXPECT_EQ(hashes.size(), a.size());
   EXPECT_TRUE(differs);
   EXPECT_THROW(generated_matrices(5, 1, 8), error);  // below the smallest size
+}
+
+TEST(dataset_build, block_sizes_replace_only_the_block_of_families_that_have_one) {
+  const std::vector<std::string> families = {"block_diagonal", "fem", "mesh2d"};
+  const std::vector<matrix_item> plain = generated_matrices(36, 9, 200, families, 60);
+  const std::vector<matrix_item> sized = generated_matrices(36, 9, 200, families, 60, 2, {3, 5});
+  std::map<uint64_t, generator_spec> before;  // by the spec's own seed: one per draw
+  for (const matrix_item& item : plain) before[item.spec->seed] = *item.spec;
+  std::set<int32_t> blocks;
+  int compared = 0;
+  for (const matrix_item& item : sized) {
+    const generator_spec& s = *item.spec;
+    if (s.family != "mesh2d") {
+      ASSERT_TRUE(s.block == 3 || s.block == 5) << item.name << " block " << s.block;
+      blocks.insert(s.block);
+      // A dense block on the diagonal: the first row holds exactly `block` nonzeros.
+      if (s.family == "block_diagonal") {
+        const csr_matrix m = item.load();
+        EXPECT_EQ(m.row_ptr[1] - m.row_ptr[0], s.block) << item.name;
+      }
+    }
+    auto it = before.find(s.seed);
+    if (it == before.end()) continue;
+    ++compared;
+    EXPECT_EQ(s.rows, it->second.rows) << item.name;
+    EXPECT_EQ(s.order, it->second.order) << item.name;
+    if (s.family == "mesh2d") {  // no block: the very same matrix
+      EXPECT_EQ(matrix_structure_hash(item.load()), matrix_structure_hash(plain_of(plain, s.seed)));
+    }
+  }
+  EXPECT_EQ(blocks, (std::set<int32_t>{3, 5}));
+  EXPECT_GE(compared, 30);
+  EXPECT_THROW(generated_matrices(3, 1, 64, families, 16, 1, {0}), error);
+  EXPECT_THROW(generated_matrices(3, 1, 64, families, 16, 1, {65}), error);
 }
 
 TEST(dataset_build, the_split_follows_the_matrix_not_its_name_position_or_data_set) {
