@@ -28,8 +28,8 @@
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
-# HEURISTIC_LABELS / SFT_DATA / PPO_FROM / BLOCK_SIZES (step 1b), WORK (everything the run makes; default
-# /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS (default the committed
+# HEURISTIC_LABELS / SFT_DATA / PPO_FROM / BLOCK_SIZES (step 1b), WORK (everything the run makes;
+# default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS (default the committed
 # data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE (gpu; cpu runs the same
 # steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and the sizes below.
 # Prints where each seed's final policy is.

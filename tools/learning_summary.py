@@ -170,9 +170,11 @@ def rollout_exploration(path):
     rows = read_metrics(path)
     if not rows:
         return None
-    groups, speed = {}, {}
+    groups, speed, draws = {}, {}, {}  # draws: task -> step -> its samples' rewards
     for r in rows:
         groups.setdefault((r["step"], r["group"]), []).append(r)
+        if r.get("reward") is not None:
+            draws.setdefault(r["task"], {}).setdefault(r["step"], []).append(r["reward"])
         if r.get("correct") and r.get("speedup"):
             speed.setdefault((r["task"], r["program_sha256"]), []).append(r["speedup"])
     median = {key: statistics.median(v) for key, v in speed.items()}
@@ -204,10 +206,6 @@ def rollout_exploration(path):
     if quarter:
         out["best_share_first_quarter"] = best_share(set(steps[:quarter]))
         out["best_share_last_quarter"] = best_share(set(steps[-quarter:]))
-    draws = {}  # task -> step -> its samples' rewards
-    for r in rows:
-        if r.get("reward") is not None:
-            draws.setdefault(r["task"], {}).setdefault(r["step"], []).append(r["reward"])
     revisited = [by_step for by_step in draws.values() if len(by_step) >= 2]
     if revisited:
         out["revisited_matrices"] = len(revisited)

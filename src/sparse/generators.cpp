@@ -119,6 +119,11 @@ const family_info& find_family(const std::string& name) {
   throw error("unknown generator family '" + name + "': expected one of " + family_list());
 }
 
+bool family_reads(const family_info& f, const std::string& field) {
+  const std::string fields = std::string(", ") + f.parameters + ",";
+  return fields.find(", " + field + ",") != std::string::npos;
+}
+
 std::vector<std::string> generator_families() {
   std::vector<std::string> names;
   for (const family_info& f : families) names.emplace_back(f.name);

@@ -35,7 +35,7 @@ struct family_info {
   const char* name;
   const char* description;
   const char* counterpart;  // the real-world matrices it stands in for
-  const char* parameters;   // which generator_spec fields it reads
+  const char* parameters;   // which generator_spec fields it reads, ", "-separated
   csr_matrix (*generate)(const generator_spec&);
   // The family's own defaults on top of generator_spec's (e.g. stencil3d: 7 points).
   void (*defaults)(generator_spec&);
@@ -48,6 +48,8 @@ struct family_info {
 const std::vector<family_info>& family_registry();
 // Throws sparserl::error naming the known families.
 const family_info& find_family(const std::string& name);
+// Whether the family's generator reads this generator_spec field (one of its `parameters`).
+bool family_reads(const family_info& f, const std::string& field);
 std::vector<std::string> generator_families();
 // The pre-registry families (non-graph) and the realistic graph families.
 std::vector<std::string> classic_families();

@@ -43,12 +43,6 @@ struct draw {
   }
 };
 
-// Whether the family's generator reads spec.block (its registry row lists the fields it reads).
-bool reads_block(const family_info& f) {
-  const std::string fields = std::string(", ") + f.parameters + ",";
-  return fields.find(", block,") != std::string::npos;
-}
-
 generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows, int32_t max_rows,
                            const std::vector<int32_t>& block_sizes) {
   generator_spec s;
@@ -60,7 +54,7 @@ generator_spec random_spec(const std::string& family, draw& d, int32_t min_rows,
   s.density = std::min(1.0, d.real(2, 16) / s.rows);
   s.dense_rows = static_cast<int32_t>(d.in(1, 4));
   // Drawn last, so that the option changes nothing else about the matrix.
-  if (!block_sizes.empty() && reads_block(find_family(family)))
+  if (!block_sizes.empty() && family_reads(find_family(family), "block"))
     s.block =
         block_sizes[static_cast<size_t>(d.in(0, static_cast<int64_t>(block_sizes.size()) - 1))];
   return s;

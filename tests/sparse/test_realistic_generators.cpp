@@ -51,6 +51,15 @@ TEST(RealisticGenerators, RegistryListsThemWithDocumentation) {
   EXPECT_THROW(find_family("nope"), error);
 }
 
+TEST(RealisticGenerators, FamilyReadsMatchesWholeFieldNamesOfItsParameters) {
+  EXPECT_TRUE(family_reads(find_family("block_diagonal"), "block"));  // the last field
+  EXPECT_TRUE(family_reads(find_family("fem"), "block"));             // a middle one
+  EXPECT_TRUE(family_reads(find_family("fem_mesh"), "rows"));         // the first
+  EXPECT_FALSE(family_reads(find_family("fem_mesh"), "block"));
+  EXPECT_FALSE(family_reads(find_family("block_diagonal"), "bloc"));  // no prefix match
+  EXPECT_FALSE(family_reads(find_family("mesh2d"), "block"));
+}
+
 TEST(RealisticGenerators, EveryOrderIsValidSeededAndDeterministic) {
   for (const std::string& family : realistic_families()) {
     for (const char* order : {"natural", "random", "rcm"}) {
