@@ -97,6 +97,7 @@ WORKERS=${WORKERS:-8}
 # Stage limits in seconds: a stage over its limit is stopped and the run goes on without it.
 LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-100} LIMIT_PPO=${LIMIT_PPO:-210}
 LIMIT_EVAL=${LIMIT_EVAL:-120}
+LIMIT_LABELS=${LIMIT_LABELS:-$((60 + HEURISTIC_LABELS / 4))}  # step 1b (2 cores: 480 in 270 s)
 LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes every held-out matrix
 if [[ $SMALL == 1 ]]; then  # a smoke test of every step (CPU): tiny sizes, nothing learnt
   MIN_NNZ=0 HELDOUT_SIZES=1 LABEL_MIN_ROWS=200 LABEL_MAX_ROWS=400 LABEL_CHUNK=4
@@ -200,7 +201,7 @@ if [[ -n ${SFT_DATA:-} ]]; then
   say "SFT data: $(gzip -cdf "$sft_data" | wc -l) samples from $sft_data"
 elif ((HEURISTIC_LABELS > 0)); then
   sft_data=$work/sft-data.jsonl.gz
-  stage heuristic-labels 120 "$bin" dataset build --device cpu --label heuristic --no-verify \
+  stage heuristic-labels "$LIMIT_LABELS" "$bin" dataset build --device cpu --label heuristic --no-verify \
     --generate "$HEURISTIC_LABELS" --families "$LABEL_FAMILIES" --seed 50021 \
     --min-rows "$LABEL_MIN_ROWS" --max-rows "$LABEL_MAX_ROWS" --max-matrix-nnz 20000 \
     ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} \
@@ -242,19 +243,8 @@ say "held-out matrices: $(find "$held" -name "*.mtx" | wc -l), in $((SECONDS - s
 
 # 2-3. The corpus and the tokenizer (data, the same for every seed), then each seed's policy.
 "$bin" dataset corpus -o "$work/corpus.jsonl" --max-bytes $((4 << 20)) >"$out/corpus.log" 2>&1
-rm -rf "$work/tokenizer-texts" && mkdir -p "$work/tokenizer-texts"
-python3 - "$sft_data" "$work/corpus.jsonl" "$work/tokenizer-texts" <<'PY'
-import gzip, json, sys
-labels, corpus, out = sys.argv[1:]
-with gzip.open(labels, "rt") as f, open(out + "/programs.txt", "w") as o:
-    for line in f:
-        if line.strip():
-            o.write(json.loads(line)["code"] + "<|im_end|>\n")
-with open(corpus) as f, open(out + "/corpus.txt", "w") as o:
-    for line in f:
-        if line.strip():
-            o.write(json.loads(line)["text"] + "\n")
-PY
+rm -rf "$work/tokenizer-texts"
+python3 tools/tokenizer_texts.py "$sft_data" "$work/corpus.jsonl" "$work/tokenizer-texts"
 "$bin" tokenizer train --corpus "$work/tokenizer-texts" --vocab 8192 -o "$work/tokenizer" \
   >"$out/tokenizer.log" 2>&1 || { say "tokenizer failed: $(tail -1 "$out/tokenizer.log")"; exit 1; }
 

@@ -103,7 +103,7 @@ std::vector<train::matrix_item> pick_matrices(int64_t count, uint64_t seed, int3
     for (train::matrix_item& item : train::generated_matrices(draw, seed, max_rows)) {
       if (static_cast<int64_t>(out.size()) == count) break;
       if (!wanted.empty() && !wanted.count(item.family())) continue;
-      if (exclude.count(train::matrix_structure_hash(*item.matrix))) continue;
+      if (exclude.count(train::matrix_structure_hash(item.load()))) continue;
       out.push_back(std::move(item));
     }
     if (draw > 64 * count + 1024)
@@ -136,7 +136,7 @@ std::vector<train::sft_sample> build_sft(const quickstart_args& a, program_runne
       pick_matrices(a.matrices, a.seed + 1, rows, split_list(a.train_families), {});
   std::set<uint64_t> seen;
   for (const train::matrix_item& m : train_items)
-    seen.insert(train::matrix_structure_hash(*m.matrix));
+    seen.insert(train::matrix_structure_hash(m.load()));
   const std::vector<train::matrix_item> held_items =
       pick_matrices(a.held_out, a.seed + 2, rows, {}, seen);
   std::vector<train::sft_sample> samples = label(train_items, "train", runner, a.progress);

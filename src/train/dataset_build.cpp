@@ -174,6 +174,7 @@ class labelling {
 
 csr_matrix matrix_item::load() const {
   if (matrix) return *matrix;
+  if (spec && path.empty()) return generate_matrix(*spec);  // the generators are deterministic
   return read_matrix_market(path);
 }
 
@@ -207,15 +208,20 @@ std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_
   for (const std::string& f : families) find_family(f);  // one clear error for a typo
   if (threads <= 0) threads = hardware_threads();
   // Attempt a's spec depends only on (seed, a), so the matrices can be made in parallel, a round
-  // of attempts at a time, and still come out the same on every machine and thread count.
+  // of attempts at a time, and still come out the same on every machine, thread count and round
+  // size. A round is a few matrices per thread: only its matrices are in memory at once.
   std::vector<matrix_item> items;
   std::set<uint64_t> seen;
   const int64_t max_attempts = 20 * count + 100;
   for (int64_t first = 0; static_cast<int64_t>(items.size()) < count && first < max_attempts;) {
-    const int64_t round = std::min<int64_t>(count - static_cast<int64_t>(items.size()) + threads,
-                                            max_attempts - first);
+    const int64_t round = std::min<int64_t>({count - static_cast<int64_t>(items.size()) + threads,
+                                             4 * int64_t{threads}, max_attempts - first});
     std::vector<generator_spec> specs(static_cast<size_t>(round));
-    std::vector<std::shared_ptr<csr_matrix>> made(specs.size());
+    struct made_matrix {
+      uint64_t hash = 0;
+      int32_t rows = 0, cols = 0;
+    };
+    std::vector<made_matrix> made(specs.size());
     for (int64_t i = 0; i < round; ++i) {
       const int64_t attempt = first + i;
       const std::string& family = families[static_cast<size_t>(attempt) % families.size()];
@@ -223,16 +229,17 @@ std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_
       specs[static_cast<size_t>(i)] = random_spec(family, d, min_rows, max_rows, block_sizes);
     }
     parallel_for(specs.size(), threads, [&](size_t i) {
-      made[i] = std::make_shared<csr_matrix>(generate_matrix(specs[i]));
+      const csr_matrix m = generate_matrix(specs[i]);
+      made[i] = {matrix_structure_hash(m), m.rows, m.cols};
     });
     for (size_t i = 0; i < made.size() && static_cast<int64_t>(items.size()) < count; ++i) {
       // Small grids repeat (a stencil has no randomness): such a draw is skipped, up to a bound,
       // so the set has `count` distinct matrices whenever the families can give them.
-      if (!seen.insert(matrix_structure_hash(*made[i])).second) continue;
+      if (!seen.insert(made[i].hash).second) continue;
       char name[96];
       std::snprintf(name, sizeof name, "gen-%05zu-%s-%dx%d", items.size(), specs[i].family.c_str(),
-                    made[i]->rows, made[i]->cols);
-      items.push_back({name, "", std::move(made[i]), specs[i]});
+                    made[i].rows, made[i].cols);
+      items.push_back({name, "", nullptr, specs[i]});  // made again from the spec when labelled
     }
     first += round;
   }

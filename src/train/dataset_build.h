@@ -24,10 +24,12 @@
 
 namespace sparserl::train {
 
-// A matrix to label: a Matrix Market file (read when labelled) or one already in memory.
+// A matrix to label: a Matrix Market file (read when labelled), one already in memory, or a
+// generated one (made again from its spec when labelled: a set of large matrices is never held
+// in memory at once).
 struct matrix_item {
   std::string name;
-  std::string path;                          // "" for in-memory
+  std::string path;                          // "" for in-memory and generated
   std::shared_ptr<const csr_matrix> matrix;  // set for in-memory
   std::optional<generator_spec> spec;        // what made a generated matrix (none for files)
   csr_matrix load() const;
@@ -43,7 +45,9 @@ std::vector<matrix_item> matrix_files(const std::string& dir);
 // from [min_rows, max_rows] and each family's parameters (stencil points, band width, block size,
 // degree, density) from `seed`. The same arguments give the same matrices on every machine.
 // `families` empty: the classic families (sparse/generators.h); else the named ones, in turn.
-// Generated on `threads` threads (0: one per core). `block_sizes` non-empty: every matrix of a
+// Generated on `threads` threads (0: one per core), a few per thread at a time; each item keeps
+// its spec, not its matrix, so memory stays that of a few matrices (1440 matrices of 100-400k
+// rows, each held, took more than 24 GiB). `block_sizes` non-empty: every matrix of a
 // family with a dense block size (block_diagonal, fem) takes its block uniformly from these
 // instead of the family's own draw; every other parameter stays as drawn without it.
 std::vector<matrix_item> generated_matrices(int64_t count, uint64_t seed, int32_t max_rows = 256,

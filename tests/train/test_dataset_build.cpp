@@ -67,6 +67,23 @@ TEST(dataset_build, generated_sets_are_distinct_cover_every_family_and_repeat_wi
   EXPECT_THROW(generated_matrices(5, 1, 8), error);  // below the smallest size
 }
 
+TEST(dataset_build, generated_items_keep_their_spec_not_their_matrix_and_any_thread_count_agrees) {
+  // 1 thread makes 4 matrices a round, 3 threads 12: the same attempts in the same order.
+  const std::vector<matrix_item> one = generated_matrices(30, 7, 300, {}, 16, 1);
+  const std::vector<matrix_item> three = generated_matrices(30, 7, 300, {}, 16, 3);
+  ASSERT_EQ(one.size(), 30u);
+  ASSERT_EQ(three.size(), 30u);
+  for (size_t i = 0; i < one.size(); ++i) {
+    SCOPED_TRACE(one[i].name);
+    EXPECT_EQ(one[i].matrix, nullptr);  // a set of large matrices is never held at once
+    ASSERT_TRUE(one[i].spec.has_value());
+    EXPECT_EQ(one[i].name, three[i].name);
+    const csr_matrix m = one[i].load();
+    EXPECT_EQ(matrix_structure_hash(m), matrix_structure_hash(generate_matrix(*one[i].spec)));
+    EXPECT_EQ(matrix_structure_hash(m), matrix_structure_hash(three[i].load()));
+  }
+}
+
 TEST(dataset_build, block_sizes_replace_only_the_block_of_families_that_have_one) {
   const std::vector<std::string> families = {"block_diagonal", "fem", "mesh2d"};
   const std::vector<matrix_item> plain = generated_matrices(36, 9, 200, families, 60);

@@ -154,12 +154,16 @@ TEST(sft_data, samples_stored_by_their_generator_remake_the_matrix_and_check_its
   spec.order = "random";
   const csr_matrix m = generate_matrix(spec);
   sft_sample s = small_sample();
-  s.rows.clear();
-  s.cols.clear();
+  const sft_sample pattern = sft_pattern_of(m);
+  s.rows = pattern.rows;
+  s.cols = pattern.cols;
   s.n_rows = m.rows;
   s.n_cols = m.cols;
   store_by_generator(s, spec, m);
   EXPECT_TRUE(s.by_generator());
+  // The coordinates' memory is given back, not only cleared: dataset build keeps every sample.
+  EXPECT_EQ(s.rows.capacity(), 0u);
+  EXPECT_EQ(s.cols.capacity(), 0u);
   EXPECT_EQ(s.nnz(), m.nnz());
   const nlohmann::ordered_json j = sft_sample_to_json(s);
   EXPECT_FALSE(j.contains("rows"));
