@@ -30,10 +30,15 @@ TEST_F(ServeCli, BadOptionsAreOneLineErrors) {
 TEST_F(ServeCli, ThreadsDefaultToWorkers) {
   auto started = [&](const std::string& args) {
     const std::string out = path("serve.out");
-    // SIGTERM after a few seconds: the server drains (nothing queued) and exits.
-    const std::string command = "timeout -s TERM 5 " + std::string(SPARSERL_CLI) +
-                                " serve --device cpu --listen 127.0.0.1:0 " + args + " >" + out +
-                                " 2>/dev/null </dev/null";
+    // SIGTERM once the start line is written (at most 60 s: a loaded machine, or the sanitized
+    // build, took more than the 5 s this once waited): the server drains and exits.
+    const std::string serve = std::string(SPARSERL_CLI) +
+                              " serve --device cpu --listen 127.0.0.1:0 " + args + " >" + out +
+                              " 2>/dev/null </dev/null";
+    const std::string until_started = "for i in $(seq 600); do grep -q 'evaluation threads' " +
+                                      out + " && break; sleep 0.1; done";
+    const std::string command =
+        "(" + serve + " & pid=$!; " + until_started + "; kill -TERM $pid; wait $pid)";
     EXPECT_NE(std::system(command.c_str()), -1);
     return testing::slurp(out);
   };
