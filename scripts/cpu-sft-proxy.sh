@@ -6,9 +6,9 @@
 # name and format), the same format. On the GPU the heuristic's pick is within ~1% of the tuned
 # best on the held-out families (docs/benchmarks.md), so agreeing with it is what "greedy >= the
 # heuristic" asks there; this compares data and prompt variants before a GPU run is spent on
-# them. The protocol is the one of
-# docs/results/cpu-sft-*-2026-12-0[45].txt: labels on matrices of 5-40k rows, held-out mesh3d,
-# fem_mesh and road x natural / random / RCM order x 20k and 40k rows.
+# them. The protocol is the one of docs/results/cpu-sft-*-2026-12-0[45].txt (labels on matrices
+# of 5-40k rows, held-out mesh3d, fem_mesh and road x natural / random / RCM order x 20k and 40k
+# rows), with the label families of gpu-learn.sh's LABEL_FAMILIES, which since added knn_sym.
 #
 # Environment: SEEDS (default "1 2"), LABELS (heuristic labels, default 600), BLOCK_SIZES (as
 # gpu-learn.sh), SFT_STEPS (200), WORK (default /tmp/cpu-sft-proxy), OUT (the report; default
@@ -21,6 +21,7 @@ labels=${LABELS:-600}
 sft_steps=${SFT_STEPS:-200}
 work=${WORK:-/tmp/cpu-sft-proxy}
 out=${OUT:-$PWD/out/cpu-sft-proxy.txt}
+# gpu-learn.sh's LABEL_FAMILIES default: keep the two the same.
 families=mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym
 [[ -x $bin ]] || { echo "cpu-sft-proxy: $bin not built (scripts/setup.sh)" >&2; exit 1; }
 mkdir -p "$work" "$(dirname "$out")"

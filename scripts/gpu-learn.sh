@@ -44,7 +44,7 @@ HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-mesh3d,fem_mesh,road}
 # blocks, also in random and RCM order) and knn_sym (short uneven rows) are there because the
 # held-out fem_mesh and road in random order found nothing like them (H200, 2026-12-05: SFT wrote
 # COO and RCSR there, 0.81x and 1.01x where the heuristic's BSR 3x3 and csr_vector gave 1.40x and
-# 1.33x).
+# 1.33x). scripts/cpu-sft-proxy.sh labels from the same list: keep the two the same.
 LABEL_FAMILIES=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym}
 LABELS_ONLY=${LABELS_ONLY:-0}        # 1: stop after the labels (and their retiming)
 RETIME=${RETIME:-0}                  # 1: retime the labels first (step 0b)
