@@ -26,8 +26,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kRowsPerBlock = @rows_per_block@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 constexpr int kStreamCap = @stream_cap@;  // nonzeros a block stages in shared memory
 constexpr int kLongRow = @long_row@;      // rows this long are reduced by the whole block
 constexpr int kWarps = kBlock / 32;

@@ -21,10 +21,10 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kR = @r@, kC = @c@;  // block shape, as in the FORMAT line
-constexpr int kGroup = @group@;    // lanes per block row
-constexpr int kTile = @tile@;      // columns of C per block
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kR = SPARSERL_BLOCK_R, kC = SPARSERL_BLOCK_C;  // block shape, as in the FORMAT line
+constexpr int kGroup = kBlock / SPARSERL_ROWS_PER_BLOCK;  // lanes per block row
+constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane and block row
@@ -82,8 +82,6 @@ kernel_program emit(const expert_config& c) {
   check_tile(c, group, tile, c.param("vec"), 64);
   require(r * (tile / group) <= 64, c, "r * tile / group must be <= 64 (accumulators per lane)");
   auto values = as_text(c.params);
-  values["r"] = std::to_string(r);
-  values["c"] = std::to_string(cc);
   values["ARGS"] = entry_args(sparse_op::spmm, format_kind::bsr);
   values["TILE"] = spmm_tile_source(c.param("vec"));
   kernel_program p;

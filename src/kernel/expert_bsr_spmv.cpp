@@ -21,21 +21,16 @@ expert_template info() {
            {"group", {2, 4, 8, 16, 32}, "lanes per block row (a power of two, r <= group <= 32)"}}};
 }
 
-// The power-of-two number of block slots a group holds: lanes (slot, i) = slot * r + i.
-int64_t slots_of(int64_t group, int64_t r) {
-  int64_t slots = 1;
-  while (slots * 2 * r <= group) slots *= 2;
-  return slots;
-}
-
 // One text for every block shape: kC % 4 == 0 is a constant, so the compiler keeps one branch.
 // (With one text for 4x4 blocks and another for 3x3, SFT policies wrote the 16-byte loads under a
 // 3x3 FORMAT line: misaligned on the H200, 2026-12-05.)
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kR = @r@, kC = @c@;  // block shape, as in the FORMAT line
-constexpr int kGroup = @group@;    // lanes per block row
-constexpr int kSlots = @slots@;    // block slots: a power of two <= kGroup / kR
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kR = SPARSERL_BLOCK_R, kC = SPARSERL_BLOCK_C;  // block shape, as in the FORMAT line
+constexpr int kGroup = kBlock / SPARSERL_ROWS_PER_BLOCK;  // lanes per block row
+// block slots: the largest power of two with slots x kR <= kGroup
+constexpr int slots_from(int s) { return 2 * s * kR <= kGroup ? slots_from(2 * s) : s; }
+constexpr int kSlots = slots_from(1);
 constexpr int kBlockRowsPerBlock = kBlock / kGroup;
 
 extern "C" __global__ void spmv_bsr(@ARGS@) {
@@ -95,9 +90,6 @@ kernel_program emit(const expert_config& c) {
   require(is_pow2(group) && group >= r && group <= 32, c,
           "group must be a power of two with r <= group <= 32");
   auto values = as_text(c.params);
-  values["r"] = std::to_string(r);
-  values["c"] = std::to_string(cc);
-  values["slots"] = std::to_string(slots_of(group, r));
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::bsr);
   kernel_program p;
   p.launches = {rows_launch("", block, block / group)};

@@ -16,8 +16,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kSteps = @steps@;  // 32-entry chunks per warp
+constexpr int kBlock = SPARSERL_SPMV_COO_BLOCK;  // spmv_coo's LAUNCH block
+constexpr int kSteps = SPARSERL_SPMV_COO_NNZ_PER_BLOCK / kBlock;  // 32-entry chunks per warp
 constexpr int kInitBlock = 256;
 
 extern "C" __global__ void spmv_coo_init(@ARGS@) {

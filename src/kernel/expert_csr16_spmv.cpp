@@ -19,8 +19,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kLanes = @lanes@;  // threads per row
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;  // threads per row
 constexpr int kRowsPerBlock = kBlock / kLanes;
 
 extern "C" __global__ void spmv_csr16(@ARGS@) {

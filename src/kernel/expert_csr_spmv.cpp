@@ -15,7 +15,7 @@ expert_template scalar_info() {
 }
 
 const char* const scalar_source = R"(
-constexpr int kBlock = @block@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 
 extern "C" __global__ void spmv_csr(@ARGS@) {
   const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
@@ -63,8 +63,8 @@ expert_template vector_info() {
 }
 
 const char* const vector_source = R"(
-constexpr int kBlock = @block@;
-constexpr int kLanes = @lanes@;  // threads per row
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;  // threads per row
 constexpr int kRowsPerBlock = kBlock / kLanes;
 
 extern "C" __global__ void spmv_csr(@ARGS@) {

@@ -21,8 +21,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kRowsPerThread = @rows_per_thread@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kRowsPerThread = SPARSERL_ROWS_PER_BLOCK / kBlock;
 
 extern "C" __global__ void spmv_dia(@ARGS@) {
   const long long first = (long long)blockIdx.x * (kBlock * kRowsPerThread) + threadIdx.x;

@@ -35,9 +35,9 @@ expert_template sell_info() {
 }
 
 const char* const head = R"(
-constexpr int kBlock = @block@;
-constexpr int kGroup = @group@;  // lanes per row
-constexpr int kTile = @tile@;    // columns of C per block
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kGroup = kBlock / SPARSERL_ROWS_PER_BLOCK;  // lanes per row
+constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane
@@ -66,7 +66,7 @@ extern "C" __global__ void spmm_ell(@ARGS@) {
 )";
 
 const char* const sell_body = R"(
-constexpr int kC = @C@;  // slice height, as in the FORMAT line
+constexpr int kC = SPARSERL_C;  // slice height, as in the FORMAT line
 
 extern "C" __global__ void spmm_sell(@ARGS@) {
   const int lane = threadIdx.x % kGroup;
@@ -119,7 +119,6 @@ kernel_program emit_group(const expert_config& c, const char* body, format_kind 
     const int64_t slice = c.format_param("C");
     require(is_pow2(slice) && slice <= 1024, c, "C must be a power of two <= 1024");
     require(c.format_param("sigma") >= 1, c, "sigma must be >= 1");
-    values["C"] = std::to_string(slice);
   }
   kernel_program p;
   p.launches = {rows_launch("", block, block / group, tile)};

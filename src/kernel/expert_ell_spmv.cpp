@@ -17,7 +17,7 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 
 extern "C" __global__ void spmv_ell(@ARGS@) {
   const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;

@@ -25,11 +25,11 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kSteps = @steps@;  // 32-entry COO chunks per warp
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kSteps = SPARSERL_SPMV_HYB_COO_NNZ_PER_BLOCK / kBlock;  // 32-entry COO chunks per warp
 
 constexpr int kBatch = @batch@;                  // ELL slots of a row in flight
-constexpr int kRowsPerThread = @rows_per_thread@;  // ELL rows of a thread, kBlock apart
+constexpr int kRowsPerThread = SPARSERL_ROWS_PER_BLOCK / kBlock;  // ELL rows of a thread, kBlock apart
 
 extern "C" __global__ void spmv_hyb_ell(@ARGS@) {
   const long long first = (long long)blockIdx.x * (kBlock * kRowsPerThread) + threadIdx.x;

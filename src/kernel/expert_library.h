@@ -107,6 +107,11 @@ family rcsr_rowgroup_spmm();
 // included: the template bodies use them, e.g. SELL's slice_height, SpMM's B and C).
 std::string entry_args(sparse_op op, format_kind format);
 
+// Template sources take what their FORMAT and LAUNCH lines state (block, r x c, C, lanes or
+// group = block / rows_per_block, tile = k_per_block, ...) from the harness's SPARSERL_* macros
+// (docs/kernel-abi.md, section 5), never from a second literal: a policy can then not write
+// constants that contradict its header (PPO on the H200, 2026-12-06: `kR = 4` under
+// `FORMAT: BSR r=3 c=3`, illegal addresses on 4 of 9 held-out FEM matrices).
 // Replaces every @KEY@ in `text`; throws sparserl::error when a placeholder is left unfilled.
 std::string fill(std::string text, const std::map<std::string, std::string>& values);
 std::map<std::string, std::string> as_text(const std::map<std::string, int64_t>& values);

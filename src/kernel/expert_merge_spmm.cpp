@@ -32,10 +32,10 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 constexpr int kWarps = kBlock / 32;
 constexpr int kGroup = 32;       // lanes sharing one row of C
-constexpr int kTile = @tile@;    // columns of C per block
+constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;

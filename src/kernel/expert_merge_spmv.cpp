@@ -34,7 +34,7 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 @MERGE_SEARCH@
 extern "C" __global__ void spmv_csr(@ARGS@) {
   __shared__ int bounds[2];

@@ -22,9 +22,9 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kGroup = @group@;  // lanes per row
-constexpr int kTile = @tile@;    // columns of C per block
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kGroup = kBlock / SPARSERL_SPMM_RCSR_ROWS_PER_BLOCK;  // lanes per row
+constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane

@@ -25,8 +25,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kLanes = @lanes@;  // threads per row
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kLanes = kBlock / SPARSERL_SPMV_RCSR_ROWS_PER_BLOCK;  // threads per row
 constexpr int kRowsPerBlock = kBlock / kLanes;
 
 // x in the new numbering: work[p] = x[perm[p]], a thread per position.

@@ -19,8 +19,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kC = @C@;  // slice height, as in the FORMAT line
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kC = SPARSERL_C;  // slice height, as in the FORMAT line
 
 extern "C" __global__ void spmv_sell(@ARGS@) {
   const long long pos = (long long)blockIdx.x * kBlock + threadIdx.x;  // sorted position
@@ -73,7 +73,6 @@ kernel_program emit(const expert_config& c) {
   require(is_pow2(slice) && slice <= 1024, c, "C must be a power of two <= 1024");
   require(c.format_param("sigma") >= 1, c, "sigma must be >= 1");
   auto values = as_text(c.params);
-  values["C"] = std::to_string(slice);
   values["ARGS"] = entry_args(sparse_op::spmv, format_kind::sell);
   kernel_program p;
   p.launches = {rows_launch("", block, block)};

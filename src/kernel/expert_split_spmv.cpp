@@ -38,8 +38,8 @@ expert_template info() {
 }
 
 const char* const source = R"(
-constexpr int kBlock = @block@;
-constexpr int kLanes = @lanes@;
+constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;
 constexpr int kChunk = @chunk@;
 constexpr int kSlots = @slots@;
 constexpr int kWarps = kBlock / 32;

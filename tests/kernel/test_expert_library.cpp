@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernel/abi.h"
 #include "kernel/completion.h"
@@ -269,6 +273,64 @@ TEST(ExpertLibrary, EmitRejectsBadConfigurations) {
   c = valid_vector();
   c.format_params["C"] = 32;
   expect_rejected(c, "unknown format parameter 'C'");
+}
+
+// The source below the `// expert:` line, which names the configuration.
+std::string body_of(const expert_config& c) {
+  const std::string source = emit_program(c).source;
+  return source.substr(source.find('\n') + 1);
+}
+
+// What the FORMAT and LAUNCH lines state (block, r x c, C, lanes = block / rows_per_block, steps =
+// nnz_per_block / block, tile = k_per_block, ...) the kernel takes from the harness's SPARSERL_*
+// macros, so configurations that differ only there share one text: a policy cannot contradict
+// its header (a PPO policy wrote `kR = 4` under `FORMAT: BSR r=3 c=3`).
+TEST(ExpertLibrary, HeaderStatedValuesComeFromTheHarnessMacros) {
+  const auto spmv = sparse_op::spmv;
+  const std::vector<std::pair<expert_config, expert_config>> same_text = {
+      {expert_config{"csr_vector", spmv, format_kind::csr, {}, {{"block", 256}, {"lanes", 8}}},
+       expert_config{"csr_vector", spmv, format_kind::csr, {}, {{"block", 128}, {"lanes", 2}}}},
+      {expert_config{
+           "bsr", spmv, format_kind::bsr, {{"r", 3}, {"c", 3}}, {{"block", 128}, {"group", 4}}},
+       expert_config{
+           "bsr", spmv, format_kind::bsr, {{"r", 6}, {"c", 6}}, {{"block", 256}, {"group", 32}}}},
+      {expert_config{"sell", spmv, format_kind::sell, {{"C", 8}, {"sigma", 1}}, {{"block", 128}}},
+       expert_config{
+           "sell", spmv, format_kind::sell, {{"C", 32}, {"sigma", 256}}, {{"block", 256}}}},
+      {expert_config{"coo", spmv, format_kind::coo, {}, {{"block", 128}, {"steps", 1}}},
+       expert_config{"coo", spmv, format_kind::coo, {}, {{"block", 256}, {"steps", 16}}}},
+      {expert_config{"dia",
+                     spmv,
+                     format_kind::dia,
+                     {},
+                     {{"block", 128}, {"unroll", 4}, {"rows_per_thread", 1}}},
+       expert_config{"dia",
+                     spmv,
+                     format_kind::dia,
+                     {},
+                     {{"block", 512}, {"unroll", 4}, {"rows_per_thread", 4}}}},
+      {expert_config{"csr_rowgroup",
+                     sparse_op::spmm,
+                     format_kind::csr,
+                     {},
+                     {{"block", 128}, {"group", 2}, {"tile", 32}, {"vec", 4}, {"cache", 0}}},
+       expert_config{"csr_rowgroup",
+                     sparse_op::spmm,
+                     format_kind::csr,
+                     {},
+                     {{"block", 256}, {"group", 8}, {"tile", 64}, {"vec", 4}, {"cache", 0}}}}};
+  for (const auto& [a, b] : same_text) {
+    SCOPED_TRACE(a.describe() + " vs " + b.describe());
+    EXPECT_NE(emit_program(a).to_text(), emit_program(b).to_text());  // the headers differ
+    EXPECT_EQ(body_of(a), body_of(b));
+  }
+  // A value the header does not state stays in the text: DIA's unroll factor.
+  EXPECT_NE(body_of(expert_config{"dia",
+                                  spmv,
+                                  format_kind::dia,
+                                  {},
+                                  {{"block", 128}, {"unroll", 1}, {"rows_per_thread", 1}}}),
+            body_of(same_text[4].first));
 }
 
 TEST(ExpertLibrary, DescribeNamesTemplateOpFormatAndEveryValue) {
