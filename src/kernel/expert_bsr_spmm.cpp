@@ -28,7 +28,7 @@ constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane and block row
-constexpr int kBlockRowsPerBlock = kBlock / kGroup;
+constexpr int kBlockRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 @TILE@
 extern "C" __global__ void spmm_bsr(@ARGS@) {
   const int lane = threadIdx.x % kGroup;

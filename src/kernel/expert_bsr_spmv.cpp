@@ -31,7 +31,7 @@ constexpr int kGroup = kBlock / SPARSERL_ROWS_PER_BLOCK;  // lanes per block row
 // block slots: the largest power of two with slots x kR <= kGroup
 constexpr int slots_from(int s) { return 2 * s * kR <= kGroup ? slots_from(2 * s) : s; }
 constexpr int kSlots = slots_from(1);
-constexpr int kBlockRowsPerBlock = kBlock / kGroup;
+constexpr int kBlockRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 
 extern "C" __global__ void spmv_bsr(@ARGS@) {
   const int lane = threadIdx.x % kGroup;

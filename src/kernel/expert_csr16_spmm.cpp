@@ -26,7 +26,7 @@ constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane
-constexpr int kRowsPerBlock = kBlock / kGroup;
+constexpr int kRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 @TILE@
 extern "C" __global__ void spmm_csr16(@ARGS@) {
   const int lane = threadIdx.x % kGroup;

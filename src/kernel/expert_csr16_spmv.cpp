@@ -21,7 +21,7 @@ expert_template info() {
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;  // threads per row
-constexpr int kRowsPerBlock = kBlock / kLanes;
+constexpr int kRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 
 extern "C" __global__ void spmv_csr16(@ARGS@) {
   const int lane = threadIdx.x & (kLanes - 1);

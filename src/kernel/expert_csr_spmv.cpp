@@ -65,7 +65,7 @@ expert_template vector_info() {
 const char* const vector_source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;  // threads per row
-constexpr int kRowsPerBlock = kBlock / kLanes;
+constexpr int kRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 
 extern "C" __global__ void spmv_csr(@ARGS@) {
   const int lane = threadIdx.x & (kLanes - 1);

@@ -44,7 +44,7 @@ constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane
-constexpr int kGroupsPerBlock = kBlock / kGroup;
+constexpr int kGroupsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 constexpr int kChunk = @chunk@;  // COO entries per lane group
 constexpr int kBatch = 4;        // B rows in flight per group
 @TILE@

@@ -28,7 +28,7 @@ constexpr int kTile = SPARSERL_K_PER_BLOCK;  // columns of C per block
 constexpr int kVec = @vec@;
 constexpr int kSteps = kTile / (kGroup * kVec);
 constexpr int kAcc = kSteps * kVec;  // accumulators per lane
-constexpr int kRowsPerBlock = kBlock / kGroup;
+constexpr int kRowsPerBlock = SPARSERL_SPMM_RCSR_ROWS_PER_BLOCK;
 constexpr int kGatherRows = kBlock / 32;  // a warp copies a row
 @TILE@
 // B in the new numbering: row p of work is row perm[p] of B, a warp per row and k-tile

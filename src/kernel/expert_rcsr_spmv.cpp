@@ -27,7 +27,7 @@ expert_template info() {
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 constexpr int kLanes = kBlock / SPARSERL_SPMV_RCSR_ROWS_PER_BLOCK;  // threads per row
-constexpr int kRowsPerBlock = kBlock / kLanes;
+constexpr int kRowsPerBlock = SPARSERL_SPMV_RCSR_ROWS_PER_BLOCK;
 
 // x in the new numbering: work[p] = x[perm[p]], a thread per position.
 extern "C" __global__ void spmv_rcsr_gather(@ARGS@) {
