@@ -11,8 +11,9 @@
 # rows), with the label families of gpu-learn.sh's LABEL_FAMILIES, which since added knn_sym.
 #
 # Environment: SEEDS (default "1 2"), LABELS (heuristic labels, default 600), BLOCK_SIZES (as
-# gpu-learn.sh), SFT_STEPS (200), WORK (default /tmp/cpu-sft-proxy), OUT (the report; default
-# ./out/cpu-sft-proxy.txt). Prints one summary line a seed and the per-matrix table.
+# gpu-learn.sh, but unset by default here: the earlier proxy runs' protocol), SFT_STEPS (200),
+# WORK (default /tmp/cpu-sft-proxy), OUT (the report; default ./out/cpu-sft-proxy.txt). Prints one
+# summary line a seed and the per-matrix table.
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bin=${BIN:-$PWD/build/src/cli/sparserl}

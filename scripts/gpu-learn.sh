@@ -55,10 +55,10 @@ DEVICE=${DEVICE:-gpu}
 SMALL=${SMALL:-0}
 # --- Sizes (one H200: ~3 minutes a seed after the build; labels extra).
 # On an H100 the evaluation takes about twice as long (the first, with tuning, 120-132 s against
-# 69 s; 2026-12-05): unless set, 2 samples and 10 PPO steps keep a seed inside one 10-minute call
-# (333-347 s a seed there).
+# 69 s; 2026-12-05): unless set, 2 samples keep a seed with 24 PPO steps inside one 10-minute call
+# (2026-12-06, with SFT_DATA: 428 s cold, 339-353 s on a warm machine).
 if [[ $DEVICE == gpu ]] && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100; then
-  EVAL_SAMPLES=${EVAL_SAMPLES:-2} PPO_STEPS=${PPO_STEPS:-10} LIMIT_EVAL=${LIMIT_EVAL:-150}
+  EVAL_SAMPLES=${EVAL_SAMPLES:-2} LIMIT_EVAL=${LIMIT_EVAL:-150}
 fi
 MIN_NNZ=${MIN_NNZ:-1000000}          # PPO's and the held-out matrices: at least this many nonzeros
 LABEL_SECONDS=${LABEL_SECONDS:-0}    # > 0: label more matrices first, for about this long
@@ -69,10 +69,10 @@ MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
 HEURISTIC_LABELS=${HEURISTIC_LABELS:-480}  # SFT samples labelled by the heuristic (0: timed only)
-# Dense block sizes for block_diagonal and fem in those samples (`dataset build --block-sizes`),
-# e.g. 2,3,4,5,6,8; unset: the families' own (2/4/8, 1..4), as in every measured run so far.
-# The data held 6 programs of 3x3 blocks and none of 5x5 or 6x6; not yet measured on the GPU.
-BLOCK_SIZES=${BLOCK_SIZES:-}
+# Dense block sizes for block_diagonal and fem in those samples (`dataset build --block-sizes`);
+# "" for the families' own (2/4/8, 1..4), where the data held 6 programs of 3x3 blocks and none of
+# 5x5 or 6x6. The 4-seed run of 2026-12-06 (H100, docs/benchmarks.md) used this list.
+BLOCK_SIZES=${BLOCK_SIZES-2,3,4,5,6,8}
 PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, or "timed"
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
@@ -82,20 +82,21 @@ GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 PPO_MATRICES=${PPO_MATRICES:-72}
 PPO_BATCH=${PPO_BATCH:-12}
 PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
-# Nucleus sampling in PPO (H200, 2026-12-04, 3 seeds each, docs/benchmarks.md): at top-p 0.95
-# every rollout compiles and the training reward rises in every seed (+0.02-0.07 over 24 steps),
-# but the held-out greedy programs PPO changed were slower (paired 0.96-1.00x of SFT); at top-p 1,
-# 6-15% of rollouts hold no program and the reward is flat, yet the changed held-out programs were
-# faster (paired 1.002-1.047x). The held-out matrices decide: 1.
-PPO_TOP_P=${PPO_TOP_P:-1.0}
-PPO_LR=${PPO_LR:-5e-6}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
+# Nucleus sampling in PPO (docs/benchmarks.md). With literal constants in the templates (H200,
+# 2026-12-04) top-p 0.95 made the held-out programs PPO changed slower (paired 0.96-1.00x of SFT)
+# and, on 2026-12-06, wrote kR = 4 under a 3x3 FORMAT line (78% correct). With the templates' header
+# values taken from the harness macros (H100, 2026-12-06, 4 seeds, lr 1e-5): PPO greedy 99% correct
+# and above SFT on the programs it changed in every seed (paired 1.000-1.019x, mean 1.012x).
+# Top-p 1 was not measured with these templates.
+PPO_TOP_P=${PPO_TOP_P:-0.95}
+PPO_LR=${PPO_LR:-1e-5}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
 PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_BATCH x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
 SFT_BATCH=${SFT_BATCH:-16}
 MAX_NEW_TOKENS=${MAX_NEW_TOKENS:-1024}  # longest program, in PPO and in evaluation
 WORKERS=${WORKERS:-8}
 # Stage limits in seconds: a stage over its limit is stopped and the run goes on without it.
-LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-100} LIMIT_PPO=${LIMIT_PPO:-210}
+LIMIT_PRETRAIN=${LIMIT_PRETRAIN:-60} LIMIT_SFT=${LIMIT_SFT:-110} LIMIT_PPO=${LIMIT_PPO:-240}
 LIMIT_EVAL=${LIMIT_EVAL:-120}
 LIMIT_LABELS=${LIMIT_LABELS:-$((60 + HEURISTIC_LABELS / 4))}  # step 1b (2 cores: 480 in 270 s)
 LIMIT_EVAL_FIRST=${LIMIT_EVAL_FIRST:-240}  # the first evaluation also tunes every held-out matrix
