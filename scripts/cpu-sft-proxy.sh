@@ -11,9 +11,9 @@
 # rows), with the label families of gpu-learn.sh's LABEL_FAMILIES, which since added knn_sym.
 #
 # Environment: SEEDS (default "1 2"), LABELS (heuristic labels, default 600), BLOCK_SIZES (as
-# gpu-learn.sh, but unset by default here: the earlier proxy runs' protocol), SFT_STEPS (200),
-# WORK (default /tmp/cpu-sft-proxy), OUT (the report; default ./out/cpu-sft-proxy.txt). Prints one
-# summary line a seed and the per-matrix table.
+# gpu-learn.sh, but unset by default here: the earlier proxy runs' protocol), LABEL_FAMILIES (as
+# gpu-learn.sh), SFT_STEPS (200), WORK (default /tmp/cpu-sft-proxy), OUT (the report; default
+# ./out/cpu-sft-proxy.txt). Prints one summary line a seed and the per-matrix table.
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bin=${BIN:-$PWD/build/src/cli/sparserl}
@@ -22,8 +22,8 @@ labels=${LABELS:-600}
 sft_steps=${SFT_STEPS:-200}
 work=${WORK:-/tmp/cpu-sft-proxy}
 out=${OUT:-$PWD/out/cpu-sft-proxy.txt}
-# gpu-learn.sh's LABEL_FAMILIES default: keep the two the same.
-families=mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym
+# LABEL_FAMILIES: gpu-learn.sh's default unless set; keep the two defaults the same.
+families=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym}
 [[ -x $bin ]] || { echo "cpu-sft-proxy: $bin not built (scripts/setup.sh)" >&2; exit 1; }
 mkdir -p "$work" "$(dirname "$out")"
 log() { echo "cpu-sft-proxy: $*" >&2; }

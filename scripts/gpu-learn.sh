@@ -86,7 +86,7 @@ PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 # 2026-12-04) top-p 0.95 made the held-out programs PPO changed slower (paired 0.96-1.00x of SFT)
 # and, on 2026-12-06, wrote kR = 4 under a 3x3 FORMAT line (78% correct). With the templates' header
 # values taken from the harness macros (H100, 2026-12-06, 4 seeds, lr 1e-5): PPO greedy 99% correct
-# and above SFT on the programs it changed in every seed (paired 1.000-1.019x, mean 1.012x).
+# and above SFT on the programs it changed in 3 of 4 seeds (paired 0.9998-1.019x, mean 1.012x).
 # Top-p 1 was not measured with these templates.
 PPO_TOP_P=${PPO_TOP_P:-0.95}
 PPO_LR=${PPO_LR:-1e-5}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
