@@ -8,7 +8,8 @@
 # heuristic" asks there; this compares data and prompt variants before a GPU run is spent on
 # them. The protocol is the one of docs/results/cpu-sft-*-2026-12-0[45].txt (labels on matrices
 # of 5-40k rows, held-out mesh3d, fem_mesh and road x natural / random / RCM order x 20k and 40k
-# rows), with the label families of gpu-learn.sh's LABEL_FAMILIES, which since added knn_sym.
+# rows), with the label families of gpu-learn.sh's LABEL_FAMILIES, which since added knn_sym and
+# (2026-12-06) fem twice more.
 #
 # Environment: SEEDS (default "1 2"), LABELS (heuristic labels, default 600), BLOCK_SIZES (as
 # gpu-learn.sh, but unset by default here: the earlier proxy runs' protocol), LABEL_FAMILIES (as
@@ -23,7 +24,7 @@ sft_steps=${SFT_STEPS:-200}
 work=${WORK:-/tmp/cpu-sft-proxy}
 out=${OUT:-$PWD/out/cpu-sft-proxy.txt}
 # LABEL_FAMILIES: gpu-learn.sh's default unless set; keep the two defaults the same.
-families=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym}
+families=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym,fem,fem}
 [[ -x $bin ]] || { echo "cpu-sft-proxy: $bin not built (scripts/setup.sh)" >&2; exit 1; }
 mkdir -p "$work" "$(dirname "$out")"
 log() { echo "cpu-sft-proxy: $*" >&2; }
