@@ -124,7 +124,7 @@ extern "C" __global__ void spmv_csr(@ARGS@) {
 
   // The row path; no thread returns early, so whole warps reach the shuffles.
   const int lane = threadIdx.x & (kLanes - 1), warp_lane = threadIdx.x & 31;
-  const long long row = (long long)blockIdx.x * (kBlock / kLanes) + threadIdx.x / kLanes;
+  const long long row = (long long)blockIdx.x * SPARSERL_ROWS_PER_BLOCK + threadIdx.x / kLanes;
   int begin = 0, end = 0;
   if (row < rows) {
     begin = row_ptr[row];
