@@ -46,9 +46,10 @@ HELDOUT_FAMILIES=${HELDOUT_FAMILIES:-mesh3d,fem_mesh,road}
 # COO and RCSR there, 0.81x and 1.01x where the heuristic's BSR 3x3 and csr_vector gave 1.40x and
 # 1.33x). fem three times (since 2026-12-06): with it once, the SFT data held no 3x3 fem matrix in
 # random order and 6 BSR 3x3 programs in 684, and one seed of four wrote 2x2 BSR for every fem_mesh
-# matrix (H100, docs/benchmarks.md); three times, the CPU proxy's policy wrote the heuristic's 3x3
-# for all six fem_mesh matrices (docs/results/cpu-sft-proxy-fem-weighted-2026-12-06.txt; not yet
-# measured on the GPU). scripts/cpu-sft-proxy.sh labels from the same list: keep the two the same.
+# matrix (H100, docs/benchmarks.md); three times, every greedy program of four seeds on the six
+# fem_mesh matrices was the heuristic's 3x3 and the seeds' SFT geomeans differed by 0.026x instead
+# of 0.154x (H100, 2026-12-06 08:18, docs/results/learn-h100-2026-12-06c).
+# scripts/cpu-sft-proxy.sh labels from the same list: keep the two the same.
 LABEL_FAMILIES=${LABEL_FAMILIES:-mesh2d,knn,powerlaw,stencil3d,mesh2d,knn,powerlaw,fem,mesh2d,knn,powerlaw,circuit,stencil2d,rmat,random,banded,block_diagonal,lp,knn_sym,knn_sym,fem,fem}
 LABELS_ONLY=${LABELS_ONLY:-0}        # 1: stop after the labels (and their retiming)
 RETIME=${RETIME:-0}                  # 1: retime the labels first (step 0b)
@@ -60,7 +61,8 @@ SMALL=${SMALL:-0}
 # --- Sizes (one H200: ~3 minutes a seed after the build; labels extra).
 # On an H100 the evaluation takes about twice as long (the first, with tuning, 120-132 s against
 # 69 s; 2026-12-05): unless set, 2 samples keep a seed with 24 PPO steps inside one 10-minute call
-# (2026-12-06, with SFT_DATA: 428 s cold, 339-353 s on a warm machine).
+# (2026-12-06, with SFT_DATA: 428 s cold, 339-353 s on a warm machine; without, step 1b making
+# it: 434 s cold, 378-409 s warm).
 if [[ $DEVICE == gpu ]] && nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H100; then
   EVAL_SAMPLES=${EVAL_SAMPLES:-2} LIMIT_EVAL=${LIMIT_EVAL:-150}
 fi

@@ -16,13 +16,14 @@ expert_template scalar_info() {
 
 const char* const scalar_source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kUnroll = @unroll@;        // unroll factor of the nonzero loop
 
 extern "C" __global__ void spmv_csr(@ARGS@) {
   const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
   if (row >= rows) return;
   const int end = row_ptr[row + 1];
   float sum = 0.0f;
-#pragma unroll @unroll@
+#pragma unroll kUnroll
   for (int i = row_ptr[row]; i < end; ++i) sum += values[i] * __ldg(&x[col_idx[i]]);
   y[row] = sum;
 }

@@ -23,13 +23,14 @@ expert_template info() {
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
 constexpr int kRowsPerThread = SPARSERL_ROWS_PER_BLOCK / kBlock;
+constexpr int kUnroll = @unroll@;  // unroll factor of the diagonal loop
 
 extern "C" __global__ void spmv_dia(@ARGS@) {
   const long long first = (long long)blockIdx.x * (kBlock * kRowsPerThread) + threadIdx.x;
   float sum[kRowsPerThread];
 #pragma unroll
   for (int j = 0; j < kRowsPerThread; ++j) sum[j] = 0.0f;
-#pragma unroll @unroll@
+#pragma unroll kUnroll
   for (int d = 0; d < num_diags; ++d) {
     const int offset = offsets[d];
 #pragma unroll

@@ -18,12 +18,13 @@ expert_template info() {
 
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
+constexpr int kUnroll = @unroll@;        // unroll factor of the slot loop
 
 extern "C" __global__ void spmv_ell(@ARGS@) {
   const long long row = (long long)blockIdx.x * kBlock + threadIdx.x;
   if (row >= rows) return;
   float sum = 0.0f;
-#pragma unroll @unroll@
+#pragma unroll kUnroll
   for (int j = 0; j < width; ++j) {
     const size_t at = (size_t)j * rows + row;
     const int c = col_idx[at];
