@@ -111,7 +111,8 @@ const char* const loop_direct = R"(  for (int i = begin; i < end; ++i) {
     for (int q = 0; q < kAcc; ++q) acc[q] += a * b[q];
   })";
 
-const char* const loop_cached = R"(  const unsigned mask = @MASK@;  // this group's lanes
+const char* const loop_cached = R"(  // This thread's group's lanes, the shuffles' mask.
+  const unsigned mask = (0xffffffffu >> (32 - kGroup)) << ((threadIdx.x & 31) & ~(kGroup - 1));
   for (int base = begin; base < end; base += kGroup) {
     const int n = min(kGroup, end - base);
     int my_col = 0;
@@ -147,8 +148,7 @@ kernel_program emit(const expert_config& c) {
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmm, format_kind::csr);
   values["TILE"] = spmm_tile_source(c.param("vec"));
-  values["LOOP"] =
-      c.param("cache") ? fill(loop_cached, {{"MASK", group_mask(group)}}) : loop_direct;
+  values["LOOP"] = c.param("cache") ? loop_cached : loop_direct;
   kernel_program p;
   p.launches = {rows_launch("", block, block / group, tile)};
   p.source = fill(source, values);
@@ -156,13 +156,6 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
-
-// The lanes of this thread's group, for shuffles that only the group takes part in.
-std::string group_mask(int64_t group) {
-  if (group == 32) return "0xffffffffu";
-  const uint32_t bits = (uint32_t{1} << group) - 1;
-  return "(" + std::to_string(bits) + "u << ((threadIdx.x & 31) & ~(kGroup - 1)))";
-}
 
 std::string spmm_tile_source(int64_t vec) { return vec == 4 ? tile_vector : tile_scalar; }
 

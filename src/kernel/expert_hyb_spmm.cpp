@@ -101,7 +101,8 @@ extern "C" __global__ void spmm_hyb_coo(@ARGS@) {
   if (first >= coo_nnz) return;  // whole groups leave together
   const int last = (int)min(first + kChunk, (long long)coo_nnz);
   const int col0 = blockIdx.y * kTile + lane * kVec;
-  const unsigned mask = @MASK@;  // this group's lanes
+  // This thread's group's lanes, the shuffles' mask.
+  const unsigned mask = (0xffffffffu >> (32 - kGroup)) << ((threadIdx.x & 31) & ~(kGroup - 1));
   float acc[kAcc] = {};
   float b[kBatch][kAcc];
   int row = coo_row_idx[first];  // the row the partial in acc belongs to
@@ -194,7 +195,6 @@ kernel_program emit(const expert_config& c) {
   auto values = as_text(c.params);
   values["ARGS"] = entry_args(sparse_op::spmm, format_kind::hyb);
   values["TILE"] = spmm_tile_source(c.param("vec"));
-  values["MASK"] = group_mask(group);
   launch_spec coo = nnz_launch("spmm_hyb_coo", block, block / group * chunk);
   coo.k_per_block = tile;
   kernel_program p;

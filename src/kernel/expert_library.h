@@ -192,8 +192,6 @@ int64_t bsr_spmm_tile(int64_t r, int64_t group, int k);
 // Merge-path SpMM: the rows per block that give each of the 8 warps about `per_warp` rows +
 // nonzeros.
 int64_t merge_spmm_rows_per_block(const matrix_features& f, int64_t per_warp);
-// The lanes of this thread's `group`-lane group, as a shuffle mask (device expression).
-std::string group_mask(int64_t group);
 
 // The fill of aligned b x b blocks (features measure 2, 4, 8 and the detected block size;
 // 0 for other sizes).

@@ -333,6 +333,40 @@ TEST(ExpertLibrary, HeaderStatedValuesComeFromTheHarnessMacros) {
             body_of(same_text[4].first));
 }
 
+// The values the header lines do not state (unroll factors, vector widths, chunk sizes) are each
+// declared once, as a constexpr above the first kernel, and what follows from a header value (the
+// shuffle mask of a lane group) is computed from it in the kernel, so every configuration of a
+// template shares its kernels' text: a policy states each value once, next to the others, and
+// cannot write one in a loop that contradicts it (DIA programs of an H100 run, 2026-12-06, named
+// unroll 4 in their expert line and wrote `#pragma unroll 8` in the loop, 12-22% slower; a mask
+// written for another group size than the LAUNCH line's would shuffle with lanes outside it).
+TEST(ExpertLibrary, EveryTuningValueIsDeclaredAboveTheKernels) {
+  std::map<std::string, std::string> kernels_of;  // template and op -> text from its first kernel
+  size_t programs = 0;
+  for (const named_matrix& m : all_matrices()) {
+    const matrix_features f = compute_features(m.matrix);
+    for (const auto& [op, k] : {std::pair{sparse_op::spmv, 1}, std::pair{sparse_op::spmm, 8},
+                                std::pair{sparse_op::spmm, 64}}) {
+      for (const expert_config& c : expert_space(op, f, k)) {
+        const std::string source = emit_program(c).source;
+        const size_t first_kernel = source.find("extern \"C\"");
+        ASSERT_NE(first_kernel, std::string::npos) << c.describe();
+        const std::string kernels = source.substr(first_kernel);
+        // csr_rowgroup's cache picks one of two loops: a choice of code, not a value.
+        const std::string variant =
+            c.params.count("cache") ? " cache=" + std::to_string(c.param("cache")) : "";
+        const auto [it, added] = kernels_of.emplace(c.name + " " + op_name(op) + variant, kernels);
+        if (!added) {
+          EXPECT_EQ(it->second, kernels) << m.name << ": " << c.describe();
+        }
+        ++programs;
+      }
+    }
+  }
+  EXPECT_GT(kernels_of.size(), 20u);
+  EXPECT_GT(programs, 10 * kernels_of.size());
+}
+
 TEST(ExpertLibrary, DescribeNamesTemplateOpFormatAndEveryValue) {
   EXPECT_EQ(valid_vector().describe(), "csr_vector spmv CSR block=256 lanes=8");
   for (const expert_config& c :
