@@ -60,7 +60,8 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     COO's 0.63x of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row
 //     1673, Gini 0.36) was 5% faster with COO, and so were circuits of 113k-388k rows;
 //  5. a square matrix in a random node order (mean |col - row| above a tenth of the width) that
-//     has a local order (RCM brings it 8x closer) and rows of 5 or more: RCSR, x gathered into
+//     has a local order (RCM brings it 8x closer) and rows of 12 or more, or of 5 or more on
+//     300k rows or more (below: rcsr_long_rows): RCSR, x gathered into
 //     the RCM numbering, then about four nonzeros per lane (realistic suite, H200 2026-12-04:
 //     mesh2d / mesh3d / kNN in random order 1.31-2.04x of cuSPARSE with RCSR against 1.03-1.11x
 //     without; road in random order, 3.8 per row, 0.68x of ELL: the gather and the scattered
@@ -80,6 +81,15 @@ int64_t lanes_for(double mean, double per_lane) {
 
 // Threads the H200 holds resident at once (132 SMs x 2048).
 constexpr int64_t resident_threads = 132 * 2048;
+
+// RCSR's gather and scattered write cost a random access per row, which rows of 12 or more pay
+// back at every size (kNN in random order, 14-32 per row, 100k-380k rows: RCSR the fastest on all
+// 14 timed labels; held-out mesh3d, 15 per row, 83k-280k rows) and rows of 5-12 only on large
+// matrices (mesh2d in random order, 7 per row: RCSR 0.84-0.95x of the fastest csr_vector on 8
+// timed labels of 113k-253k rows, 0.99-1.00x on 3 of 332k-383k; 1.29-1.31x of cuSPARSE on the
+// realistic suite's 1.8M rows; kNN with 9 per row at 143k: 0.94x).
+constexpr double rcsr_long_rows = 12;
+constexpr int64_t rcsr_min_rows = 300000;
 
 expert_config pick_spmv(const matrix_features& f) {
   const sparse_op op = sparse_op::spmv;
@@ -128,7 +138,8 @@ expert_config pick_spmv(const matrix_features& f) {
                                                                      : 4;
     return config("coo", op, format_kind::coo, {}, {{"block", 256}, {"steps", steps}});
   }
-  if (expert_detail::rcsr_order_pays(f) && mean >= 5 && renumbering_finds_local_order(f)) {
+  if (expert_detail::rcsr_order_pays(f) && renumbering_finds_local_order(f) &&
+      (mean >= rcsr_long_rows || (mean >= 5 && f.rows >= rcsr_min_rows))) {
     return config("rcsr_vector", op, format_kind::rcsr, {},
                   {{"block", 256}, {"lanes", lanes_for(mean, 4)}});
   }

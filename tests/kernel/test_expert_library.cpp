@@ -455,6 +455,19 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   knn.order = "random";
   EXPECT_NE(pick_heuristic(sparse_op::spmm, compute_features(generate_matrix(knn)), 32).format,
             format_kind::rcsr);
+  // Rows of 5-12 (a triangle mesh in random order, ~7): RCSR only from 300k rows; below, the
+  // gather costs more than x's random reads (timed labels: csr_vector the fastest there).
+  generator_spec mesh = default_spec("mesh2d");
+  mesh.rows = 4000;
+  mesh.order = "random";
+  matrix_features mf = compute_features(generate_matrix(mesh));
+  ASSERT_GT(mf.row_length_mean, 5);
+  ASSERT_LT(mf.row_length_mean, 12);
+  const expert_config small_mesh = pick_heuristic(sparse_op::spmv, mf, 1);
+  EXPECT_EQ(small_mesh.name, "csr_vector");
+  EXPECT_EQ(small_mesh.params.at("lanes"), 4);
+  mf.rows = mf.cols = 400000;
+  EXPECT_EQ(pick_heuristic(sparse_op::spmv, mf, 1).name, "rcsr_vector");
   // DIA: two rows per thread once the rows pass the H200's resident threads (270,336).
   matrix_features stencil = compute_features(testing::generated("stencil2d", 900));
   stencil.rows = stencil.cols = 262144;
