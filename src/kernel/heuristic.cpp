@@ -61,7 +61,7 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     1673, Gini 0.36) was 5% faster with COO, and so were circuits of 113k-388k rows;
 //  5. a square matrix in a random node order (mean |col - row| above a tenth of the width) that
 //     has a local order (RCM brings it 8x closer) and rows of 12 or more, or of 5 or more on
-//     300k rows or more (below: rcsr_long_rows): RCSR, x gathered into
+//     300k rows or more (rcsr_long_rows and rcsr_min_rows, below): RCSR, x gathered into
 //     the RCM numbering, then about four nonzeros per lane (realistic suite, H200 2026-12-04:
 //     mesh2d / mesh3d / kNN in random order 1.31-2.04x of cuSPARSE with RCSR against 1.03-1.11x
 //     without; road in random order, 3.8 per row, 0.68x of ELL: the gather and the scattered
@@ -84,10 +84,10 @@ constexpr int64_t resident_threads = 132 * 2048;
 
 // RCSR's gather and scattered write cost a random access per row, which rows of 12 or more pay
 // back at every size (kNN in random order, 14-32 per row, 100k-380k rows: RCSR the fastest on all
-// 14 timed labels; held-out mesh3d, 15 per row, 83k-280k rows) and rows of 5-12 only on large
-// matrices (mesh2d in random order, 7 per row: RCSR 0.84-0.95x of the fastest csr_vector on 8
-// timed labels of 113k-253k rows, 0.99-1.00x on 3 of 332k-383k; 1.29-1.31x of cuSPARSE on the
-// realistic suite's 1.8M rows; kNN with 9 per row at 143k: 0.94x).
+// 15 timed labels; held-out mesh3d, 15 per row, 83k-280k rows) and rows of 5-12 only on large
+// matrices (mesh2d in random order, 7 per row: RCSR 0.84-0.97x of the fastest, csr_vector on 7,
+// on the 8 timed labels of 113k-253k rows, 0.99-1.00x on the 3 of 332k-383k; 1.29-1.31x of
+// cuSPARSE on the realistic suite's 1.8M rows; kNN with 9 per row at 143k rows: 0.94x).
 constexpr double rcsr_long_rows = 12;
 constexpr int64_t rcsr_min_rows = 300000;
 
