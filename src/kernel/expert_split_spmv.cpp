@@ -39,7 +39,8 @@ expert_template info() {
 
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
-constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;
+constexpr int kLanes = kBlock / SPARSERL_ROWS_PER_BLOCK;  // threads per row
+constexpr int kRowsPerBlock = SPARSERL_ROWS_PER_BLOCK;
 constexpr int kChunk = @chunk@;
 constexpr int kSlots = @slots@;
 constexpr int kWarps = kBlock / 32;
@@ -124,7 +125,7 @@ extern "C" __global__ void spmv_csr(@ARGS@) {
 
   // The row path; no thread returns early, so whole warps reach the shuffles.
   const int lane = threadIdx.x & (kLanes - 1), warp_lane = threadIdx.x & 31;
-  const long long row = (long long)blockIdx.x * SPARSERL_ROWS_PER_BLOCK + threadIdx.x / kLanes;
+  const long long row = (long long)blockIdx.x * kRowsPerBlock + threadIdx.x / kLanes;
   int begin = 0, end = 0;
   if (row < rows) {
     begin = row_ptr[row];
