@@ -16,8 +16,9 @@ programs, how many held one faster than the group's most sampled program by more
 noise (3%), and the share of rollouts that are their matrix's fastest program seen in the run, in
 the first and the last quarter of the steps (rising: the policy moved towards faster programs);
 and the reward on the same matrices: each matrix drawn in two or more steps, the mean reward of its
-samples at its first draw against its last (the step curve mixes the policy's change with which
-matrices a step drew; this compares like with like).
+samples at its first draw against its last, and at each visit (the k-th draw of every such matrix,
+plotted as the learning curve: the step curve mixes the policy's change with which matrices a step
+drew; this compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
@@ -213,6 +214,12 @@ def rollout_exploration(path):
             statistics.mean(s[min(s)]) for s in revisited)
         out["revisited_reward_last_draw"] = statistics.mean(
             statistics.mean(s[max(s)]) for s in revisited)
+        # The learning curve without the draw: visit k's reward averaged over the same matrices
+        # (those drawn at least twice), up to the fewest visits any of them had.
+        visits = min(len(s) for s in revisited)
+        out["revisited_reward_by_visit"] = [
+            statistics.mean(statistics.mean(s[sorted(s)[k]]) for s in revisited)
+            for k in range(visits)]
     return out
 
 
@@ -364,16 +371,24 @@ def plot(doc, path):
     except ImportError:
         print("learning_summary: no matplotlib, no PNG")
         return
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 4.5))
+    fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(19, 4.5))
     for seed, e in sorted(doc["seeds"].items()):
         r = [v for v in e["ppo_reward"] if v is not None]
         if r:
             ax1.plot(range(1, len(r) + 1), r, marker="o", label=f"seed {seed}")
+        by_visit = e.get("ppo_rollouts", {}).get("revisited_reward_by_visit")
+        if by_visit:
+            ax3.plot(range(1, len(by_visit) + 1), by_visit, marker="o", label=f"seed {seed}")
     ax1.set_xlabel("PPO step")
     ax1.set_ylabel("mean reward of the step's rollouts")
-    ax1.set_title("PPO reward per step")
-    if ax1.lines:
-        ax1.legend()
+    ax1.set_title("PPO reward per step (each step draws other matrices)")
+    ax3.set_xlabel("visit (the k-th step that drew the matrix)")
+    ax3.set_ylabel("mean reward over the same matrices")
+    ax3.set_title("PPO reward on the same matrices, by visit")
+    ax3.xaxis.get_major_locator().set_params(integer=True)
+    for ax in (ax1, ax3):
+        if ax.lines:
+            ax.legend()
     labels = [label for key, label in COLUMNS if key.startswith("geomean")]
     keys = [key for key, _ in COLUMNS if key.startswith("geomean")]
     width = 0.35

@@ -203,7 +203,9 @@ def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
 def test_revisited_matrices_compare_their_first_and_last_draw(tmp_path):
     """Matrix a drawn at steps 1, 2 and 4 (mean rewards 0.0, 9.0 and 1.0), matrix b at step 3 only,
     matrix c at steps 3 and 4 (1.0, then 0.5): over a and c the first draws average 0.5 and the
-    last 0.75; b, drawn once, is left out, and a's middle draw does not count."""
+    last 0.75; b, drawn once, is left out, and a's middle draw does not count there. By visit
+    (the learning curve), the second visit is a's 9.0 beside c's 0.5, and a's third is not shown:
+    c has no third."""
     rewards = {("a", 1): [-1.0, 1.0], ("a", 2): [9.0, 9.0], ("a", 4): [1.0, 1.0],
                ("b", 3): [5.0, 5.0], ("c", 3): [1.0, 1.0], ("c", 4): [0.0, 1.0]}
     doc = summarise_rollouts(tmp_path, [
@@ -214,5 +216,7 @@ def test_revisited_matrices_compare_their_first_and_last_draw(tmp_path):
     assert x["revisited_matrices"] == 2
     assert math.isclose(x["revisited_reward_first_draw"], 0.5)
     assert math.isclose(x["revisited_reward_last_draw"], 0.75)
+    # By visit, up to c's two: a's 0.0 and 9.0, c's 1.0 and 0.5.
+    assert [round(v, 6) for v in x["revisited_reward_by_visit"]] == [0.5, 4.75]
     assert math.isclose(doc["checks"]["ppo_revisited_reward_rise_mean"], 0.25)
     assert doc["checks"]["ppo_revisited_reward_rising_seeds"] == 1
