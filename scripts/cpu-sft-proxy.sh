@@ -13,14 +13,18 @@
 #
 # Environment: SEEDS (default "1 2"), LABELS (heuristic labels, default 600), BLOCK_SIZES (as
 # gpu-learn.sh, but unset by default here: the earlier proxy runs' protocol), LABEL_FAMILIES (as
-# gpu-learn.sh), SFT_STEPS (200), WORK (default /tmp/cpu-sft-proxy), OUT (the report; default
-# ./out/cpu-sft-proxy.txt). Prints one summary line a seed and the per-matrix table.
+# gpu-learn.sh), MIN_ROWS / MAX_ROWS (the labelled matrices' rows, default 5000 / 40000),
+# HELD_ROWS (the held-out matrices' rows, one size each, default "20000 40000"), SFT_STEPS (200),
+# WORK (default /tmp/cpu-sft-proxy), OUT (the report; default ./out/cpu-sft-proxy.txt). Prints one
+# summary line a seed and the per-matrix table.
 set -euo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bin=${BIN:-$PWD/build/src/cli/sparserl}
 seeds=${SEEDS:-1 2}
 labels=${LABELS:-600}
 sft_steps=${SFT_STEPS:-200}
+min_rows=${MIN_ROWS:-5000} max_rows=${MAX_ROWS:-40000}
+read -r -a held_rows <<<"${HELD_ROWS:-20000 40000}"
 work=${WORK:-/tmp/cpu-sft-proxy}
 out=${OUT:-$PWD/out/cpu-sft-proxy.txt}
 # LABEL_FAMILIES: gpu-learn.sh's default unless set; keep the two defaults the same.
@@ -31,15 +35,15 @@ log() { echo "cpu-sft-proxy: $*" >&2; }
 
 log "labels: $labels matrices of the training families, heuristic picks"
 "$bin" dataset build --device cpu --label heuristic --no-verify --generate "$labels" \
-  --families "$families" --seed 50021 --min-rows 5000 --max-rows 40000 --max-matrix-nnz 20000 \
-  ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} --no-progress -o "$work/sft.jsonl.gz" >&2
+  --families "$families" --seed 50021 --min-rows "$min_rows" --max-rows "$max_rows" \
+  --max-matrix-nnz 20000 ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} --no-progress -o "$work/sft.jsonl.gz" >&2
 
 held=$work/held-out
 rm -rf "$held" && mkdir -p "$held"
 for f in mesh3d fem_mesh road; do
   for o in natural random rcm; do
-    for i in 0 1; do
-      "$bin" matrix gen "$f" --rows $((20000 * (i + 1))) --order "$o" --seed $((1000 + i)) \
+    for i in "${!held_rows[@]}"; do
+      "$bin" matrix gen "$f" --rows "${held_rows[i]}" --order "$o" --seed $((1000 + i)) \
         -o "$held/$f-$o-$i.mtx" >/dev/null
     done
   done
