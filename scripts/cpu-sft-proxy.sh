@@ -36,7 +36,8 @@ log() { echo "cpu-sft-proxy: $*" >&2; }
 log "labels: $labels matrices of the training families, heuristic picks"
 "$bin" dataset build --device cpu --label heuristic --no-verify --generate "$labels" \
   --families "$families" --seed 50021 --min-rows "$min_rows" --max-rows "$max_rows" \
-  --max-matrix-nnz 20000 ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} --no-progress -o "$work/sft.jsonl.gz" >&2
+  --max-matrix-nnz 20000 ${BLOCK_SIZES:+--block-sizes "$BLOCK_SIZES"} --no-progress \
+  -o "$work/sft.jsonl.gz" >&2
 
 held=$work/held-out
 rm -rf "$held" && mkdir -p "$held"

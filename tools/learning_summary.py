@@ -207,19 +207,18 @@ def rollout_exploration(path):
     if quarter:
         out["best_share_first_quarter"] = best_share(set(steps[:quarter]))
         out["best_share_last_quarter"] = best_share(set(steps[-quarter:]))
-    revisited = [by_step for by_step in draws.values() if len(by_step) >= 2]
+    # Per matrix drawn twice or more: its draws' mean rewards in step order.
+    revisited = [[statistics.mean(by_step[step]) for step in sorted(by_step)]
+                 for by_step in draws.values() if len(by_step) >= 2]
     if revisited:
         out["revisited_matrices"] = len(revisited)
-        out["revisited_reward_first_draw"] = statistics.mean(
-            statistics.mean(s[min(s)]) for s in revisited)
-        out["revisited_reward_last_draw"] = statistics.mean(
-            statistics.mean(s[max(s)]) for s in revisited)
-        # The learning curve without the draw: visit k's reward averaged over the same matrices
-        # (those drawn at least twice), up to the fewest visits any of them had.
-        visits = min(len(s) for s in revisited)
-        out["revisited_reward_by_visit"] = [
-            statistics.mean(statistics.mean(s[sorted(s)[k]]) for s in revisited)
-            for k in range(visits)]
+        out["revisited_reward_first_draw"] = statistics.mean(v[0] for v in revisited)
+        out["revisited_reward_last_draw"] = statistics.mean(v[-1] for v in revisited)
+        # The learning curve without the draw: visit k's reward averaged over the same matrices,
+        # up to the fewest visits any of them had.
+        visits = min(len(v) for v in revisited)
+        out["revisited_reward_by_visit"] = [statistics.mean(v[k] for v in revisited)
+                                            for k in range(visits)]
     return out
 
 
@@ -371,22 +370,22 @@ def plot(doc, path):
     except ImportError:
         print("learning_summary: no matplotlib, no PNG")
         return
-    fig, (ax1, ax3, ax2) = plt.subplots(1, 3, figsize=(19, 4.5))
+    fig, (ax_step, ax_visit, ax_held) = plt.subplots(1, 3, figsize=(19, 4.5))
     for seed, e in sorted(doc["seeds"].items()):
         r = [v for v in e["ppo_reward"] if v is not None]
         if r:
-            ax1.plot(range(1, len(r) + 1), r, marker="o", label=f"seed {seed}")
+            ax_step.plot(range(1, len(r) + 1), r, marker="o", label=f"seed {seed}")
         by_visit = e.get("ppo_rollouts", {}).get("revisited_reward_by_visit")
         if by_visit:
-            ax3.plot(range(1, len(by_visit) + 1), by_visit, marker="o", label=f"seed {seed}")
-    ax1.set_xlabel("PPO step")
-    ax1.set_ylabel("mean reward of the step's rollouts")
-    ax1.set_title("PPO reward per step (each step draws other matrices)")
-    ax3.set_xlabel("visit (the k-th step that drew the matrix)")
-    ax3.set_ylabel("mean reward over the same matrices")
-    ax3.set_title("PPO reward on the same matrices, by visit")
-    ax3.xaxis.get_major_locator().set_params(integer=True)
-    for ax in (ax1, ax3):
+            ax_visit.plot(range(1, len(by_visit) + 1), by_visit, marker="o", label=f"seed {seed}")
+    ax_step.set_xlabel("PPO step")
+    ax_step.set_ylabel("mean reward of the step's rollouts")
+    ax_step.set_title("PPO reward per step (each step draws other matrices)")
+    ax_visit.set_xlabel("visit (the k-th step that drew the matrix)")
+    ax_visit.set_ylabel("mean reward over the same matrices")
+    ax_visit.set_title("PPO reward on the same matrices, by visit")
+    ax_visit.xaxis.get_major_locator().set_params(integer=True)
+    for ax in (ax_step, ax_visit):
         if ax.lines:
             ax.legend()
     labels = [label for key, label in COLUMNS if key.startswith("geomean")]
@@ -399,13 +398,13 @@ def plot(doc, path):
         lo = [m - (doc["over_seeds"][pol][k]["min"] or m) for m, k in zip(means, keys)]
         hi = [(doc["over_seeds"][pol][k]["max"] or m) - m for m, k in zip(means, keys)]
         xs = [x + (i - 0.5) * width for x in range(len(keys))]
-        ax2.bar(xs, means, width, yerr=[lo, hi], capsize=4, label=pol.upper())
-    ax2.set_xticks(range(len(keys)))
-    ax2.set_xticklabels(labels)
-    ax2.axhline(1.0, color="k", lw=0.8)
-    ax2.set_ylabel("geomean speed-up vs cuSPARSE (held out)")
-    ax2.set_title(f"held-out matrices, {len(doc['seeds'])} seeds (bars: mean, whiskers: min-max)")
-    ax2.legend()
+        ax_held.bar(xs, means, width, yerr=[lo, hi], capsize=4, label=pol.upper())
+    ax_held.set_xticks(range(len(keys)))
+    ax_held.set_xticklabels(labels)
+    ax_held.axhline(1.0, color="k", lw=0.8)
+    ax_held.set_ylabel("geomean speed-up vs cuSPARSE (held out)")
+    ax_held.set_title(f"held-out matrices, {len(doc['seeds'])} seeds (bars: mean, whiskers: min-max)")
+    ax_held.legend()
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"learning_summary: {path}")
