@@ -76,16 +76,15 @@ MAX_NNZ_EMBED=${MAX_NNZ_EMBED:-128}  # nonzeros the matrix embedding samples
 PRETRAIN_STEPS=${PRETRAIN_STEPS:-150}
 SFT_STEPS=${SFT_STEPS:-300}
 HEURISTIC_LABELS=${HEURISTIC_LABELS:-480}  # SFT samples labelled by the heuristic (0: timed only)
-# Their rows: from HEURISTIC_MIN_ROWS (default: as the timed labels, LABEL_MIN_ROWS). A matrix of
-# >= MIN_NNZ nonzeros has fewer than 100k rows when its rows are long (1M at 14.5 a row: 69k); the
-# three held-out mesh3d matrices of 97k rows (the only ones below 100k, a size the SFT data did not
-# hold) got the policy's worst programs in every seed of the H100 run of 2026-12-06 11:34
-# (learn-h100-2026-12-06d; without them greedy / heuristic 0.982-1.000 instead of 0.972-0.993).
-# HEURISTIC_MIN_ROWS=50000 puts 58 of 689 samples below 100k rows. Not the default: on the CPU
-# proxy, labels that cover the held-out rows did no better than labels that do not (same program
-# 2 + 3 of 18 against 5 + 5; one seed, docs/results/cpu-sft-proxy-row-range-2026-12-06.txt); the
-# GPU has not measured it.
-HEURISTIC_MIN_ROWS=${HEURISTIC_MIN_ROWS:-$LABEL_MIN_ROWS}
+# Their rows: from HEURISTIC_MIN_ROWS, below the timed labels' LABEL_MIN_ROWS. A matrix of
+# >= MIN_NNZ nonzeros has fewer than 100k rows when its rows are long (1M at 14.5 a row: 69k), and
+# with labels from 100k rows the three held-out mesh3d matrices of 97k rows got the policy's worst
+# programs in every seed (H100, 2026-12-06 11:34, learn-h100-2026-12-06d: greedy / heuristic 0.99,
+# 0.84, 0.89 in natural / random / RCM order). From 50k rows (58 of 689 samples below 100k): 0.99,
+# 0.98, 0.98 there, and 0.990 / 0.989 (SFT / PPO) on all 27 instead of 0.980 / 0.983 (H100, 4 seeds,
+# 2026-12-06 15:06, learn-h100-2026-12-06e). The CPU proxy had shown no such effect (one seed,
+# docs/results/cpu-sft-proxy-row-range-2026-12-06.txt). HEURISTIC_MIN_ROWS=100000 is the old data.
+HEURISTIC_MIN_ROWS=${HEURISTIC_MIN_ROWS:-50000}
 # Dense block sizes for block_diagonal and fem in those samples (`dataset build --block-sizes`);
 # "" for the families' own (2/4/8, 1..4), where the data held 6 programs of 3x3 blocks and none of
 # 5x5 or 6x6. The 4-seed run of 2026-12-06 (H100, docs/benchmarks.md) used this list.
