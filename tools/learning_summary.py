@@ -284,6 +284,13 @@ def summarise(out, added=()):
         verdicts["ppo_gain_greedy"] = gain
         verdicts["seed_range_greedy"] = noise
         verdicts["ppo_above_sft_beyond_spread"] = gain > noise
+        # The room PPO has within the library's programs: the tuned best's geomean less SFT's
+        # greedy one (both from the SFT evaluations). Unless it is larger than the seed range, only
+        # programs faster than the tuner's best could meet the check above.
+        tuned = over_seeds["sft"]["geomean_speedup_tuned"]["mean"]
+        if tuned:
+            verdicts["ppo_headroom_greedy"] = tuned - sft_g["mean"]
+            verdicts["ppo_headroom_beyond_spread"] = tuned - sft_g["mean"] > noise
     paired = over_seeds["ppo_over_sft_paired"]
     if paired["n"]:
         verdicts["ppo_over_sft_paired_mean"] = paired["mean"]
