@@ -28,8 +28,8 @@
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
-# HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / PPO_FROM / BLOCK_SIZES (step 1b), WORK
-# (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
+# HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA,
+# WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
 # the sizes below.
@@ -90,6 +90,14 @@ HEURISTIC_MIN_ROWS=${HEURISTIC_MIN_ROWS:-50000}
 # 5x5 or 6x6. The 4-seed run of 2026-12-06 (H100, docs/benchmarks.md) used this list.
 BLOCK_SIZES=${BLOCK_SIZES-2,3,4,5,6,8}
 PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, or "timed"
+# How the PPO matrices are spread (PPO_MATRICES, below): "family_order" (the generator family and
+# node order) or "template_rows" (the label's template and its rows' mean length: under 5, 5-12,
+# 12 or more).
+# With family_order the pool held 4 RCSR matrices of 72 and PPO lowered RCSR lanes=8 on the
+# held-out mesh3d in random order (15 a row), where SFT had written it (H100, 2026-12-06 15:06: in
+# PPO's rollouts lanes=8 had a mean advantage of -0.24 on rows under 12 and +0.045 on longer ones).
+# template_rows: 8 RCSR matrices of 72, half of them long-rowed. Not measured yet.
+PPO_STRATA=${PPO_STRATA:-family_order}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 # PPO's matrices: a pool of PPO_MATRICES, PPO_BATCH of them a step (x GROUP rollouts), each pass
@@ -128,6 +136,8 @@ seeds=${SEEDS:-${SEED:-1}}
 work=${WORK:-/tmp/gpu-learn}
 out=${OUT:-$PWD/out}
 labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
+[[ $PPO_STRATA == family_order || $PPO_STRATA == template_rows ]] ||
+  { echo "gpu-learn: PPO_STRATA must be family_order or template_rows, not '$PPO_STRATA'" >&2; exit 2; }
 mkdir -p "$out" "$work"
 bin=$PWD/build-gpu/src/cli/sparserl
 [[ $DEVICE == cpu ]] && bin=${BIN:-$PWD/build/src/cli/sparserl}
@@ -278,40 +288,15 @@ evaluate() {  # NAME MODEL MATRICES...: evaluate-policy, its report in $out/NAME
     --samples "$EVAL_SAMPLES" --max-new-tokens "$MAX_NEW_TOKENS" --device "$DEVICE" --workers "$WORKERS" --seed "$seed" \
     "${baselines[@]}" -o "$out/$name"
 }
-# PPO's matrices: PPO_MATRICES of the SFT data's training split with >= MIN_NNZ nonzeros (labelled by
-# the heuristic, or by timing with PPO_FROM=timed), spread over the families and node orders (round
-# robin over them, in a fixed order); train-ppo draws PPO_BATCH of them a step, every one once a
-# pass. The reward curve compares whole passes (learning_summary.py: first and last quarter of the
-# steps, one pass each at the defaults), so it shows learning, not which matrices a step drew.
+# PPO's matrices (tools/ppo_pool.py): PPO_MATRICES of the SFT data's training split with >= MIN_NNZ
+# nonzeros (labelled by the heuristic, or by timing with PPO_FROM=timed), round robin over the
+# PPO_STRATA strata; train-ppo draws PPO_BATCH of them a step, every one once a pass. The reward
+# curve compares whole passes (learning_summary.py: first and last quarter of the steps, one pass
+# each at the defaults), so it shows learning, not which matrices a step drew.
 ppo_data=$work/ppo-matrices.jsonl
-ppo_count=$(python3 - "$sft_data" "$ppo_data" "$PPO_MATRICES" "$MIN_NNZ" "$PPO_FROM" <<'PY'
-import collections, gzip, json, sys
-labels, out, count, min_nnz = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-timed = sys.argv[5] == "timed"
-strata = collections.OrderedDict()
-with gzip.open(labels, "rt") as f:
-    for line in f:
-        if not line.strip():
-            continue
-        r = json.loads(line)
-        nnz = r.get("nnz", len(r.get("rows", [])))
-        if r.get("split", "train") != "train" or nnz < min_nnz:
-            continue
-        if (r.get("label") == "heuristic") == timed:
-            continue
-        g = r.get("generator", {})
-        strata.setdefault((g.get("family", r.get("family", "")), g.get("order", "natural")), []).append(line)
-picked = []
-while len(picked) < count and any(strata.values()):
-    for key in sorted(strata):
-        if strata[key] and len(picked) < count:
-            picked.append(strata[key].pop(0))
-with open(out, "w") as o:
-    o.writelines(picked)
-print(len(picked))
-PY
-)
-say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, training split, >= $MIN_NNZ nonzeros)"
+ppo_count=$(python3 tools/ppo_pool.py "$sft_data" "$ppo_data" --count "$PPO_MATRICES" \
+  --min-nnz "$MIN_NNZ" --from "$PPO_FROM" --strata "$PPO_STRATA") || exit 1
+say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, PPO_STRATA=$PPO_STRATA, training split, >= $MIN_NNZ nonzeros)"
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
