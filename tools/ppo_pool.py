@@ -25,9 +25,14 @@ import sys
 EXPERT_LINE = re.compile(r"// expert: (\S+)")
 
 
+def nonzeros(sample):
+    """Stated by a sample stored by its generator; counted on one stored as coordinates."""
+    return int(sample["nnz"]) if "nnz" in sample else len(sample.get("rows", []))
+
+
 def row_length_class(sample):
     rows = int(sample.get("shape", [1])[0]) or 1
-    mean = int(sample.get("nnz", 0)) / rows
+    mean = nonzeros(sample) / rows
     return 0 if mean < 5 else 1 if mean < 12 else 2
 
 
@@ -45,7 +50,7 @@ def pick(lines, count, min_nnz, timed, strata):
         if not line.strip():
             continue
         sample = json.loads(line)
-        if sample.get("split", "train") != "train" or int(sample.get("nnz", 0)) < min_nnz:
+        if sample.get("split", "train") != "train" or nonzeros(sample) < min_nnz:
             continue
         if (sample.get("label") == "heuristic") == timed:
             continue

@@ -45,6 +45,14 @@ def test_only_large_training_samples_of_the_chosen_label_qualify(tmp_path):
     assert [s["name"] for s in picked] == ["big"]
     timed = pool(tmp_path, samples, "--count", "9", "--min-nnz", "1000000", "--from", "timed")
     assert [s["name"] for s in timed] == ["timed"]
+    # A sample stored as coordinates (no "nnz"): its nonzeros are its coordinates.
+    listed = sample("listed", "knn", "random", "csr_vector", 100, 0)
+    del listed["nnz"]
+    listed["rows"], listed["cols"] = [0, 1, 2], [1, 2, 0]
+    picked = pool(tmp_path, samples + [listed], "--count", "9", "--min-nnz", "3")
+    assert [s["name"] for s in picked] == ["big", "small", "listed"]
+    picked = pool(tmp_path, samples + [listed], "--count", "9", "--min-nnz", "4")
+    assert [s["name"] for s in picked] == ["big", "small"]
 
 
 def test_template_rows_gives_long_rowed_rcsr_matrices_their_own_share(tmp_path):
