@@ -96,7 +96,9 @@ PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, 
 # With family_order the pool held 4 RCSR matrices of 72 and PPO lowered RCSR lanes=8 on the
 # held-out mesh3d in random order (15 a row), where SFT had written it (H100, 2026-12-06 15:06: in
 # PPO's rollouts lanes=8 had a mean advantage of -0.24 on rows under 12 and +0.045 on longer ones).
-# template_rows: 8 RCSR matrices of 72, half of them long-rowed. Not measured yet.
+# template_rows: 8 RCSR matrices of 72, half of them long-rowed. Measured (H100, 2026-12-06 17:43,
+# 5 seeds): no better. Its rollouts gave lanes=8 +0.069 on long rows, yet PPO still moved mesh3d
+# in random order to lanes=2 in 4 of 5 seeds; PPO over SFT -0.003 (family_order: -0.007).
 PPO_STRATA=${PPO_STRATA:-family_order}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix

@@ -7,18 +7,19 @@ seed, also paired (only the matrices whose greedy program PPO changed, since re-
 moves its speed-up by 1-2%); the PPO reward per step and its rise (the mean over the last quarter
 of the steps minus the first quarter's: with a pool of PPO_MATRICES drawn PPO_BATCH a step, a
 quarter of 24 steps over 72 matrices, 12 a step, is one pass, so both quarters cover the same
-matrices); per group of held-out matrices (the name without its trailing
-"-N.mtx", e.g. road-rcm: family and node order), the geomean over seeds and sizes of each policy's
-greedy speed-up beside the heuristic's and the tuned best's, where the policy wins and loses;
-from PPO's rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to
-learn from: how many groups (a matrix's samples in one step) held two or more different correct
-programs, how many held one faster than the group's most sampled program by more than the timing
-noise (3%), and the share of rollouts that are their matrix's fastest program seen in the run, in
-the first and the last quarter of the steps (rising: the policy moved towards faster programs);
-and the reward on the same matrices: each matrix drawn in two or more steps, the mean reward of its
-samples at its first draw against its last, and at each visit (the k-th draw of every such matrix,
-plotted as the learning curve: the step curve mixes the policy's change with which matrices a step
-drew; this compares like with like).
+matrices); per group of held-out matrices (the name without its trailing "-N.mtx", e.g. road-rcm:
+family and node order), the geomean over seeds and sizes of each policy's greedy speed-up beside
+the heuristic's and the tuned best's, where the policy wins and loses; how many greedy programs are
+below 0.9 of the heuristic's (wrong picks; the geomean hides them) and the lowest; from PPO's
+rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to learn from:
+how many groups (a matrix's samples in one step) held two or more different correct programs, how
+many held one faster than the group's most sampled program by more than the timing noise (3%), and
+the share of rollouts that are their matrix's fastest program seen in the run, in the first and the
+last quarter of the steps (rising: the policy moved towards faster programs); and the reward on the
+same matrices: each matrix drawn in two or more steps, the mean reward of its samples at its first
+draw against its last, and at each visit (the k-th draw of every such matrix, plotted as the
+learning curve: the step curve mixes the policy's change with which matrices a step drew; this
+compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
@@ -138,6 +139,21 @@ def paired_ppo_gain(evaluations):
     return math.exp(statistics.fmean(logs)), changed, len(logs)
 
 
+SHORTFALL = 0.9  # a greedy program this far below the heuristic's is a wrong pick, not noise
+
+
+def shortfalls(doc):
+    """One evaluation's greedy programs against the heuristic's timed in that run: how many of the
+    matrices are below SHORTFALL of it (no correct program counts as 0) and the lowest ratio. The
+    geomean hides what RL changes most: PPO removes SFT's few bad picks (road in random order at
+    0.6-0.8 of the heuristic) and loses 2-10% on a few close calls."""
+    ratios = [(m.get("speedup_greedy") or 0.0) / m["speedup_heuristic"]
+              for m in (doc or {}).get("matrices", []) if m.get("speedup_heuristic")]
+    if not ratios:
+        return None
+    return {"below": sum(r < SHORTFALL for r in ratios), "min": min(ratios), "matrices": len(ratios)}
+
+
 def over_seed_groups(per_seed):
     """Per group, the geomean over the seeds (every seed evaluates the same matrices)."""
     names = sorted({name for e in per_seed.values() for name in e.get("groups", {})})
@@ -243,6 +259,9 @@ def summarise(out, added=()):
                 entry[pol] = {key: s.get(key) for key, _ in COLUMNS}
                 entry[pol]["matrices"] = s.get("matrices")
                 entry[pol]["correct_rate"] = s.get("correct_rate")
+                short = shortfalls(doc)
+                if short:
+                    entry[pol]["below_heuristic"] = short
         metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
         entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
         entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
@@ -317,6 +336,13 @@ def summarise(out, added=()):
         if changes:
             verdicts["ppo_revisited_reward_rise_mean"] = statistics.mean(changes)
             verdicts["ppo_revisited_reward_rising_seeds"] = sum(c > 0 for c in changes)
+    for pol in POLICIES:
+        shorts = [e[pol]["below_heuristic"] for e in per_seed.values()
+                  if "below_heuristic" in e.get(pol, {})]
+        if shorts:
+            verdicts[f"{pol}_greedy_below_{SHORTFALL}_heuristic"] = sum(x["below"] for x in shorts)
+            verdicts[f"{pol}_greedy_evaluated"] = sum(x["matrices"] for x in shorts)
+            verdicts[f"{pol}_greedy_min_over_heuristic"] = min(x["min"] for x in shorts)
     for pol in POLICIES:
         g = over_seeds[pol]["geomean_speedup_greedy"]["mean"]
         h = over_seeds[pol]["geomean_speedup_heuristic"]["mean"]

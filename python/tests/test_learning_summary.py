@@ -80,6 +80,15 @@ def test_groups_seeds_and_ppo_gain(tmp_path):
     headroom = (1.4 * 1.4 * 1.2) ** (1 / 3) - sum(sft) / 2
     assert math.isclose(doc["checks"]["ppo_headroom_greedy"], headroom)
     assert doc["checks"]["ppo_headroom_beyond_spread"] == (headroom > spread)
+    # Wrong picks, each against its own evaluation's heuristic: SFT 0.8/1.3, none (0), 1.0/1.2 and
+    # 1.0/1.3 are below 0.9; 1.0/1.1 is not. PPO's lowest is 1.0/1.1.
+    checks = doc["checks"]
+    assert checks["sft_greedy_below_0.9_heuristic"] == 4
+    assert checks["sft_greedy_min_over_heuristic"] == 0.0
+    assert checks["ppo_greedy_below_0.9_heuristic"] == 0
+    assert math.isclose(checks["ppo_greedy_min_over_heuristic"], 1.0 / 1.1)
+    assert checks["sft_greedy_evaluated"] == checks["ppo_greedy_evaluated"] == 6
+    assert doc["seeds"]["1"]["sft"]["below_heuristic"] == {"below": 2, "min": 0.0, "matrices": 3}
 
 
 def test_add_merges_seeds_of_earlier_runs(tmp_path):

@@ -352,4 +352,46 @@ std::string expert_description(const std::string& program_text) {
   return "";
 }
 
+std::optional<expert_config> parse_expert_description(const std::string& description) {
+  std::istringstream in(description);
+  std::string name, op_text, format_text;
+  if (!(in >> name >> op_text >> format_text)) return std::nullopt;
+  const std::optional<sparse_op> op = parse_op(op_text);
+  const std::optional<format_kind> format = parse_format(format_text);
+  if (!op || !format) return std::nullopt;
+  const expert_template* info = nullptr;
+  for (const expert_template& t : expert_templates())
+    if (t.name == name && t.op == *op && t.format == *format) info = &t;
+  if (!info) return std::nullopt;
+  auto named = [](const std::vector<expert_param>& list, const std::string& key) {
+    return std::any_of(list.begin(), list.end(),
+                       [&](const expert_param& p) { return p.name == key; });
+  };
+  expert_config c;
+  c.name = name;
+  c.op = *op;
+  c.format = *format;
+  for (std::string pair; in >> pair;) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0) return std::nullopt;
+    const std::string key = pair.substr(0, eq), value = pair.substr(eq + 1);
+    int64_t v = 0;
+    try {
+      size_t used = 0;
+      v = std::stoll(value, &used);
+      if (used != value.size()) return std::nullopt;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+    std::map<std::string, int64_t>* into = named(info->format_params, key) ? &c.format_params
+                                           : named(info->params, key)      ? &c.params
+                                                                           : nullptr;
+    if (!into || !into->emplace(key, v).second) return std::nullopt;  // unknown or repeated
+  }
+  if (c.format_params.size() != info->format_params.size() ||
+      c.params.size() != info->params.size())
+    return std::nullopt;
+  return c;
+}
+
 }  // namespace sparserl

@@ -9,6 +9,7 @@
 // One file per family: expert_<format>_<op>.cpp (see expert_library.cpp for the list).
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,11 @@ kernel_program emit_program(const expert_config& config);
 // The description on a program text's "// expert: " line (what emit_program wrote), "" when it has
 // none.
 std::string expert_description(const std::string& program_text);
+
+// The config a description names (the inverse of expert_config::describe), std::nullopt when it
+// names no template of the library or its keys are not the template's. A model writes the
+// "// expert:" line itself: whether the program is that config's is for the caller to check.
+std::optional<expert_config> parse_expert_description(const std::string& description);
 
 // ---- for the template files only -------------------------------------------------------------
 namespace expert_detail {

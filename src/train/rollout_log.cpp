@@ -1,22 +1,40 @@
 #include "train/rollout_log.h"
 
+#include <optional>
 #include <sstream>
 
 #include "kernel/expert_library.h"
+#include "kernel/program_identity.h"
 #include "sparse/content_hash.h"
+#include "sparse/error.h"
 
 namespace sparserl::train {
 
-std::string program_label(const std::string& program) {
-  if (std::string expert = expert_description(program); !expert.empty()) return expert;
-  std::istringstream in(program);
-  std::string line, format, launch;
-  while (std::getline(in, line)) {
-    if (format.empty() && line.rfind("FORMAT:", 0) == 0) format = line;
-    if (launch.empty() && line.rfind("LAUNCH:", 0) == 0) launch = line;
+namespace {
+
+// Whether `program` is what emit_program writes for `description` (comments and spacing aside).
+bool is_expert_program(const std::string& description, const std::string& program, sparse_op op) {
+  const std::optional<expert_config> c = parse_expert_description(description);
+  if (!c) return false;
+  try {
+    return program_identity(emit_program(*c).to_text(), op) == program_identity(program, op);
+  } catch (const error&) {  // values the template refuses: not that config's program
+    return false;
   }
-  if (format.empty() && launch.empty()) return "(no program)";
-  return format + (format.empty() || launch.empty() ? "" : "; ") + launch;
+}
+
+}  // namespace
+
+std::string program_label(const std::string& program, sparse_op op) {
+  const std::string described = expert_description(program);
+  if (!described.empty() && is_expert_program(described, program, op)) return described;
+  std::istringstream in(program);
+  std::string header;
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("FORMAT:", 0) == 0 || line.rfind("LAUNCH", 0) == 0)
+      header += (header.empty() ? "" : "; ") + line;
+  if (header.empty()) return "(no program)";
+  return described.empty() ? header : header + " (edited from " + described + ")";
 }
 
 std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector<ppo_task>& tasks,
@@ -35,9 +53,10 @@ std::vector<nlohmann::json> rollout_records(const rollouts& r, const std::vector
   for (size_t i = 0; i < r.generations.size(); ++i) {
     const std::string& text = r.generations[i].text;
     const verdict& v = verdicts[i];
-    nlohmann::json j = {{"task", tasks[static_cast<size_t>(r.task_index[i])].id},
+    const ppo_task& task = tasks[static_cast<size_t>(r.task_index[i])];
+    nlohmann::json j = {{"task", task.id},
                         {"group", r.group[i]},
-                        {"program", program_label(text)},
+                        {"program", program_label(text, task.op)},
                         {"program_sha256", sha256_hex({identities[i]})},
                         {"extracted", v.extracted},
                         {"correct", v.correct},

@@ -16,14 +16,18 @@
 #include <vector>
 
 #include "eval/verdict.h"
+#include "kernel/program.h"
 #include "train/ppo_task.h"
 #include "train/rollouts.h"
 
 namespace sparserl::train {
 
-// What names a program in the log: its "// expert:" line when it has one (the template and its
-// parameters), else its FORMAT and LAUNCH lines, else "(no program)".
-std::string program_label(const std::string& program);
+// What names a program in the log: its "// expert:" line when the program is that config's (same
+// program_identity as emit_program's), else its FORMAT and LAUNCH lines, with " (edited from
+// <the line>)" where the model kept a line its program no longer matches (PPO on the H100,
+// 2026-12-06: "BSR ... block=128 group=4" above `LAUNCH: block=256 rows_per_block=32`), else
+// "(no program)".
+std::string program_label(const std::string& program, sparse_op op);
 
 // One JSON object per row of `r` (no "step" or "time": metrics_log adds them). `identities` are
 // the rows' program identities (rollout_identities, train/rollout_judge.h). `advantages` is

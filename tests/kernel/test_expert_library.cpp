@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -376,6 +377,35 @@ TEST(ExpertLibrary, DescribeNamesTemplateOpFormatAndEveryValue) {
     for (const auto& [key, value] : c.params)
       EXPECT_NE(d.find(key + "=" + std::to_string(value)), std::string::npos) << d;
   }
+}
+
+// The rollout log names a sampled program by its "// expert:" line only when the program is that
+// config's (train/rollout_log.h): every description must parse back to its config.
+TEST(ExpertLibrary, DescriptionsParseBackToTheirConfig) {
+  size_t checked = 0;
+  for (const named_matrix& m : all_matrices()) {
+    const matrix_features f = compute_features(m.matrix);
+    for (sparse_op op : {sparse_op::spmv, sparse_op::spmm})
+      for (const expert_config& c : expert_space(op, f, 32)) {
+        const std::optional<expert_config> back = parse_expert_description(c.describe());
+        ASSERT_TRUE(back.has_value()) << c.describe();
+        EXPECT_EQ(back->name, c.name);
+        EXPECT_EQ(back->op, c.op);
+        EXPECT_EQ(back->format, c.format);
+        EXPECT_EQ(back->format_params, c.format_params) << c.describe();
+        EXPECT_EQ(back->params, c.params) << c.describe();
+        ++checked;
+      }
+  }
+  EXPECT_GT(checked, 500u);
+  for (const char* bad :
+       {"", "csr_vector", "csr_vector spmv", "nope spmv CSR block=256 lanes=8",
+        "csr_vector spmm CSR block=256 lanes=8",  // the SpMV template's name
+        "csr_vector spmv ELL block=256 lanes=8", "csr_vector spmv CSR block=256",
+        "csr_vector spmv CSR block=256 lanes=8 tile=4",
+        "csr_vector spmv CSR block=256 block=128 lanes=8", "csr_vector spmv CSR block=2x6 lanes=8",
+        "csr_vector spmv CSR block lanes=8", "csr_vector spmv CSR =256 lanes=8"})
+    EXPECT_FALSE(parse_expert_description(bad).has_value()) << bad;
 }
 
 TEST(ExpertHeuristic, PicksFollowTheStructure) {

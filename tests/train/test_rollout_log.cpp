@@ -4,21 +4,48 @@
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
+#include "kernel/expert_library.h"
 #include "train/rollout_judge.h"
 #include "train/rollout_log.h"
 
 namespace sparserl::train {
 namespace {
 
-TEST(rollout_log, program_label_names_the_template_else_the_format_and_launch) {
-  EXPECT_EQ(program_label("FORMAT: RCSR\nLAUNCH: block=128\n// expert: rcsr_vector spmv RCSR "
-                          "block=128 lanes=4\n__global__ ..."),
-            "rcsr_vector spmv RCSR block=128 lanes=4");
-  EXPECT_EQ(program_label("FORMAT: CSR\nLAUNCH: block=64 rows_per_block=64\nextern \"C\" ..."),
+TEST(rollout_log, program_label_names_the_template_only_when_the_program_is_its) {
+  expert_config bsr;
+  bsr.name = "bsr";
+  bsr.format = format_kind::bsr;
+  bsr.format_params = {{"c", 3}, {"r", 3}};
+  bsr.params = {{"block", 128}, {"group", 4}};
+  const std::string expert = emit_program(bsr).to_text();
+  EXPECT_EQ(program_label(expert, sparse_op::spmv), "bsr spmv BSR c=3 r=3 block=128 group=4");
+  // Another comment or indent is the same program.
+  std::string reworded = expert;
+  reworded.insert(reworded.find("constexpr"), "// mine\n  ");
+  EXPECT_EQ(program_label(reworded, sparse_op::spmv), "bsr spmv BSR c=3 r=3 block=128 group=4");
+  // The expert line kept above another launch (what PPO wrote on the H100): the program's own
+  // lines.
+  std::string relaunched = expert;
+  const size_t launch = relaunched.find("LAUNCH: block=128 rows_per_block=32");
+  ASSERT_NE(launch, std::string::npos) << relaunched.substr(0, 200);
+  relaunched.replace(launch, 35, "LAUNCH: block=256 rows_per_block=32");
+  EXPECT_EQ(program_label(relaunched, sparse_op::spmv),
+            "FORMAT: BSR r=3 c=3; LAUNCH: block=256 rows_per_block=32 (edited from bsr spmv BSR "
+            "c=3 r=3 block=128 group=4)");
+  // A line naming no template, or the right one above an unrelated body.
+  EXPECT_EQ(program_label("FORMAT: RCSR\nLAUNCH spmv_rcsr_gather: block=256 rows_per_block=256\n"
+                          "LAUNCH spmv_rcsr: block=128 rows_per_block=32\n// expert: rcsr_vector "
+                          "spmv RCSR block=128 lanes=4\n__global__ ...",
+                          sparse_op::spmv),
+            "FORMAT: RCSR; LAUNCH spmv_rcsr_gather: block=256 rows_per_block=256; LAUNCH "
+            "spmv_rcsr: block=128 rows_per_block=32 (edited from rcsr_vector spmv RCSR block=128 "
+            "lanes=4)");
+  EXPECT_EQ(program_label("FORMAT: CSR\nLAUNCH: block=64 rows_per_block=64\nextern \"C\" ...",
+                          sparse_op::spmv),
             "FORMAT: CSR; LAUNCH: block=64 rows_per_block=64");
-  EXPECT_EQ(program_label("LAUNCH: block=64\n"), "LAUNCH: block=64");
-  EXPECT_EQ(program_label("int main() {}"), "(no program)");
-  EXPECT_EQ(program_label(""), "(no program)");
+  EXPECT_EQ(program_label("LAUNCH: block=64\n", sparse_op::spmv), "LAUNCH: block=64");
+  EXPECT_EQ(program_label("int main() {}", sparse_op::spmv), "(no program)");
+  EXPECT_EQ(program_label("", sparse_op::spmv), "(no program)");
 }
 
 TEST(rollout_log, records_hold_each_rows_verdict_advantage_and_use) {
