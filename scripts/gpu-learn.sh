@@ -28,7 +28,8 @@
 #  4. tools/learning_summary.py: learning.{json,md,png} over the seeds.
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
-# HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA,
+# HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
+# PPO_SFT_COEF,
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
@@ -100,6 +101,10 @@ PPO_FROM=${PPO_FROM:-heuristic}      # PPO's matrices: heuristic-labelled ones, 
 # 5 seeds): no better. Its rollouts gave lanes=8 +0.069 on long rows, yet PPO still moved mesh3d
 # in random order to lanes=2 in 4 of 5 seeds; PPO over SFT -0.003 (family_order: -0.007).
 PPO_STRATA=${PPO_STRATA:-family_order}
+# PPO_SFT_COEF > 0: every PPO update also descends this times the SFT loss of the SFT data
+# (train-ppo --sft-anchor, PPO-ptx), so that what PPO learns on its 72 matrices does not overwrite
+# what the labels taught for others (the lanes=2 shift above). 0 (default): off. Not measured yet.
+PPO_SFT_COEF=${PPO_SFT_COEF:-0}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 # PPO's matrices: a pool of PPO_MATRICES, PPO_BATCH of them a step (x GROUP rollouts), each pass
@@ -140,6 +145,8 @@ out=${OUT:-$PWD/out}
 labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
 [[ $PPO_STRATA == family_order || $PPO_STRATA == template_rows ]] ||
   { echo "gpu-learn: PPO_STRATA must be family_order or template_rows, not '$PPO_STRATA'" >&2; exit 2; }
+[[ $PPO_SFT_COEF =~ ^[0-9]*\.?[0-9]+$ ]] ||
+  { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
 mkdir -p "$out" "$work"
 bin=$PWD/build-gpu/src/cli/sparserl
 [[ $DEVICE == cpu ]] && bin=${BIN:-$PWD/build/src/cli/sparserl}
@@ -299,6 +306,9 @@ ppo_data=$work/ppo-matrices.jsonl
 ppo_count=$(python3 tools/ppo_pool.py "$sft_data" "$ppo_data" --count "$PPO_MATRICES" \
   --min-nnz "$MIN_NNZ" --from "$PPO_FROM" --strata "$PPO_STRATA") || exit 1
 say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, PPO_STRATA=$PPO_STRATA, training split, >= $MIN_NNZ nonzeros)"
+sft_anchor=()
+awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
+  sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF")
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -327,7 +337,7 @@ for seed in $seeds; do
     --mini-batch "$PPO_MINIBATCH" \
     --temperature "$PPO_TEMPERATURE" --top-p "$PPO_TOP_P" \
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
-    --no-progress -o "$run/ppo"
+    "${sft_anchor[@]}" --no-progress -o "$run/ppo"
   cp "$run/ppo/metrics.jsonl" "$out/seed-$seed/ppo-metrics.jsonl" 2>/dev/null
   cp "$run/ppo/rollouts.jsonl" "$out/seed-$seed/ppo-rollouts.jsonl" 2>/dev/null  # one line a rollout
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null

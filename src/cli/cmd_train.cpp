@@ -3,6 +3,7 @@
 // the final policy to RUN/final (an HF directory plus the matrix projector and value head).
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "cli/commands.h"
@@ -120,13 +121,15 @@ struct ppo_args {
   data_args data;
   train::ppo_options ppo;
   double timeout_s = 5;
-  int64_t min_nnz = -1;  // -1: train::reward_min_nnz's default for the runner
+  int64_t min_nnz = -1;    // -1: train::reward_min_nnz's default for the runner
+  std::string sft_anchor;  // SFT JSONL of the anchor term ("": none)
 };
 
 void run_ppo(ppo_args& a) {
   if (a.model.model_path.empty())
     throw error(
         "train-ppo: --model-path is required (an HF Qwen3 directory or a train-sft output)");
+  train::check_sft_anchor(!a.sft_anchor.empty(), a.ppo);
   prepare_run_dir(a.ppo.run.run_dir);
   const std::unique_ptr<train::data_parallel> dp = join_data_parallel(a.model);
   a.ppo.run.parallel = dp.get();
@@ -146,6 +149,14 @@ void run_ppo(ppo_args& a) {
                 " nonzeros (on a GPU the launch, not the program, times smaller ones; give "
                 "larger matrices or --min-nnz 0)");
   train::policy p = make_policy(a.model, {}, a.ppo.run.run_dir, true);
+  std::optional<train::lm_dataset> anchor;
+  if (!a.sft_anchor.empty()) {
+    data_args anchor_data;
+    anchor_data.data = a.sft_anchor;
+    anchor = sft_lm_dataset(p, load_samples(anchor_data, nullptr, 0));
+    std::fprintf(stderr, "train-ppo: SFT anchor of %zu examples from %s, coefficient %g\n",
+                 anchor->train.size(), a.sft_anchor.c_str(), a.ppo.sft_coef);
+  }
   std::vector<const train::sft_sample*> used;
   for (const train::sft_sample& s : samples)
     if (s.split != "val") used.push_back(&s);  // the val split is held out for evaluation
@@ -166,7 +177,7 @@ void run_ppo(ppo_args& a) {
                tasks.size(), static_cast<long long>(a.ppo.batch_size),
                static_cast<long long>(a.ppo.samples_per_task), train::advantage_name(a.ppo).c_str(),
                runner->name());
-  const train::ppo_result r = train::train_ppo(p, tasks, judge, a.ppo);
+  const train::ppo_result r = train::train_ppo(p, tasks, judge, a.ppo, anchor ? &*anchor : nullptr);
   if (!dp->is_main()) return;  // rank 0 writes the run's files
   const std::string final_dir = a.ppo.run.run_dir + "/final";
   p.save(final_dir);
@@ -231,6 +242,17 @@ void add_ppo_command(CLI::App& app) {
                   "Leave out reward matrices with fewer nonzeros (-1: " +
                       std::to_string(train::gpu_reward_min_nnz) +
                       " on a GPU, where smaller kernels are timed by their launch; 0 on the CPU)")
+      ->capture_default_str();
+  cmd->add_option("--sft-anchor", a->sft_anchor,
+                  "SFT JSONL (train-sft's --data) whose loss joins every update: PPO-ptx")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--sft-coef", o.sft_coef,
+                  "Weight of the SFT anchor's loss (> 0 with --sft-anchor)")
+      ->capture_default_str();
+  cmd->add_option("--sft-batch", o.sft_batch, "SFT anchor examples per update")
+      ->capture_default_str();
+  cmd->add_option("--sft-max-len", o.sft_max_len,
+                  "Tokens per SFT anchor example (train-sft's --max-len)")
       ->capture_default_str();
   cmd->callback([a] { run_ppo(*a); });
 }

@@ -35,7 +35,7 @@ void reduce_update_stats(ppo_step_stats& s, data_parallel& dp) {
   const std::vector<double> t =
       dp.sum({s.kl, s.entropy, s.clip_fraction, s.approx_kl, s.policy_loss, s.value_loss,
               s.tokens_per_s, s.reward_evals_per_s, s.response_tokens, s.groups, s.groups_tied,
-              s.rollouts_used, s.rollouts});
+              s.rollouts_used, s.rollouts, s.sft_loss});
   s.kl = t[0] / w;
   s.entropy = t[1] / w;
   s.clip_fraction = t[2] / w;
@@ -49,33 +49,36 @@ void reduce_update_stats(ppo_step_stats& s, data_parallel& dp) {
   s.groups_tied = t[10];
   s.rollouts_used = t[11];
   s.rollouts = t[12];
+  s.sft_loss = t[13] / w;
 }
 
 nlohmann::json to_json(const ppo_step_stats& s) {
-  return {{"reward_mean", s.reward_mean},
-          {"reward_std", s.reward_std},
-          {"compile_rate", s.compile_rate},
-          {"correct_rate", s.correct_rate},
-          {"extract_rate", s.extract_rate},
-          {"mean_speedup", s.mean_speedup},
-          {"kl", s.kl},
-          {"entropy", s.entropy},
-          {"clip_fraction", s.clip_fraction},
-          {"approx_kl", s.approx_kl},
-          {"policy_loss", s.policy_loss},
-          {"value_loss", s.value_loss},
-          {"kl_coef", s.kl_coef},
-          {"tokens_per_s", s.tokens_per_s},
-          {"reward_evals_per_s", s.reward_evals_per_s},
-          {"generation_s", s.generation_s},
-          {"reward_s", s.reward_s},
-          {"update_s", s.update_s},
-          {"response_tokens", s.response_tokens},
-          {"rollouts", s.rollouts},
-          {"groups", s.groups},
-          {"groups_tied", s.groups_tied},
-          {"groups_used", s.groups - s.groups_tied},
-          {"rollouts_used", s.rollouts_used}};
+  nlohmann::json j = {{"reward_mean", s.reward_mean},
+                      {"reward_std", s.reward_std},
+                      {"compile_rate", s.compile_rate},
+                      {"correct_rate", s.correct_rate},
+                      {"extract_rate", s.extract_rate},
+                      {"mean_speedup", s.mean_speedup},
+                      {"kl", s.kl},
+                      {"entropy", s.entropy},
+                      {"clip_fraction", s.clip_fraction},
+                      {"approx_kl", s.approx_kl},
+                      {"policy_loss", s.policy_loss},
+                      {"value_loss", s.value_loss},
+                      {"kl_coef", s.kl_coef},
+                      {"tokens_per_s", s.tokens_per_s},
+                      {"reward_evals_per_s", s.reward_evals_per_s},
+                      {"generation_s", s.generation_s},
+                      {"reward_s", s.reward_s},
+                      {"update_s", s.update_s},
+                      {"response_tokens", s.response_tokens},
+                      {"rollouts", s.rollouts},
+                      {"groups", s.groups},
+                      {"groups_tied", s.groups_tied},
+                      {"groups_used", s.groups - s.groups_tied},
+                      {"rollouts_used", s.rollouts_used}};
+  if (s.has_sft_loss) j["sft_loss"] = s.sft_loss;
+  return j;
 }
 
 }  // namespace sparserl::train

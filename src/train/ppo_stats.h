@@ -20,6 +20,10 @@ struct ppo_step_stats {
   // Groups (the samples of one task) of the step, those left out for scoring alike, and the
   // rollouts that entered the update; summed over the ranks.
   double rollouts = 0, groups = 0, groups_tied = 0, rollouts_used = 0;
+  // The SFT anchor's loss, mean over the step's updates; logged only by a run with an anchor, on
+  // steps that updated the policy.
+  bool has_sft_loss = false;
+  double sft_loss = 0;
 };
 
 // The reward statistics over every rank's verdicts (counts summed across ranks first).

@@ -49,6 +49,11 @@ std::vector<lm_example> pick(const std::vector<lm_example>& all, const std::vect
 
 }  // namespace
 
+torch::Tensor lm_examples_loss(const policy& p, const lm_dataset& data,
+                               const std::vector<lm_example>& examples, int64_t max_len) {
+  return batch_loss(p, prepare(p, data, examples, max_len));
+}
+
 double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm_example>& examples,
                    int64_t batch_size, int64_t max_len, data_parallel* parallel) {
   if (examples.empty()) return -1;

@@ -3,6 +3,8 @@
 // (matrix prefix in front, only the program tokens scored). Mini-batches of whole sequences,
 // gradient accumulation, AdamW with warm-up + cosine, clipping; seeded data order; checkpoints
 // that resume bit-for-bit; metrics.jsonl per step.
+#include <torch/types.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -37,6 +39,11 @@ struct lm_train_result {
 };
 
 lm_train_result train_lm(policy& p, const lm_dataset& data, const lm_train_options& options);
+
+// The mean next-token loss of `examples` as one batch, with the graph (each example's matrix prefix
+// from `data`): what an SFT step backpropagates, and PPO's SFT anchor (train/trainer_ppo.h).
+torch::Tensor lm_examples_loss(const policy& p, const lm_dataset& data,
+                               const std::vector<lm_example>& examples, int64_t max_len);
 
 // Mean loss over `examples` (no grad), batched; with `parallel`, the ranks share the batches.
 double evaluate_lm(const policy& p, const lm_dataset& data, const std::vector<lm_example>& examples,

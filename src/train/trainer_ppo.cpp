@@ -8,6 +8,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <random>
 
 #include "sparse/error.h"
 #include "train/advantage_estimator.h"
@@ -19,6 +20,7 @@
 #include "train/rollout_log.h"
 #include "train/rollouts.h"
 #include "train/trainer_common.h"
+#include "train/trainer_lm.h"
 #include "train/training_loop.h"
 
 namespace sparserl::train {
@@ -41,7 +43,18 @@ struct ppo_context {
   kl_controller& kl;
   data_parallel& dp;
   metrics_log* rollout_log;  // RUN/rollouts.jsonl on rank 0, else null
+  const lm_dataset* anchor;  // the SFT anchor's examples, or null
 };
+
+// The anchor examples of one update: o.sft_batch drawn from the anchor's train split, seeded by
+// the update and the rank (the ranks draw different ones).
+std::vector<lm_example> anchor_examples(const ppo_context& c, uint64_t seed) {
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(c.dp.rank()));
+  std::uniform_int_distribution<size_t> any(0, c.anchor->train.size() - 1);
+  std::vector<lm_example> out;
+  for (int64_t i = 0; i < c.o.sft_batch; ++i) out.push_back(c.anchor->train[any(rng)]);
+  return out;
+}
 
 // samples_per_task programs for each task of `idx`, consecutive rows, one group per task.
 rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int64_t step,
@@ -89,8 +102,9 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
   const int64_t mb = std::max<int64_t>(1, std::min(c.o.mini_batch / c.dp.world_size(), b));
   const torch::Device dev = c.p.device();
   const value_head* head = c.estimator.uses_value_head() ? c.p.value() : nullptr;
-  double pl = 0, vl = 0, cf = 0, ak = 0;
+  double pl = 0, vl = 0, cf = 0, ak = 0, sl = 0;
   int updates = 0;
+  uint64_t update_seed = 0;
   // Dropout stays off (as TRL's PPOTrainer disables it): the ratio must compare like with like.
   for (int epoch = 0; epoch < c.o.ppo_epochs && most > 0; ++epoch) {
     const uint64_t seed =
@@ -112,12 +126,19 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
             ppo_losses(now.logprobs, old_logprobs.index_select(0, rows_dev), now.values, values_old,
                        adv.advantages.index_select(0, rows_dev), returns, mask, c.o.clip);
         (terms.loss / static_cast<double>(c.dp.world_size())).backward();
+        if (c.anchor) {  // PPO-ptx: the SFT loss joins this update's gradient
+          torch::Tensor anchor = lm_examples_loss(
+              c.p, *c.anchor, anchor_examples(c, seed * 1000003u + update_seed), c.o.sft_max_len);
+          (anchor * (c.o.sft_coef / static_cast<double>(c.dp.world_size()))).backward();
+          sl += anchor.item<double>();
+        }
         pl += terms.policy_loss.item<double>();
         vl += terms.value_loss.item<double>();
         cf += terms.clip_fraction.item<double>();
         ak += terms.approx_kl.item<double>();
         ++updates;
       }
+      ++update_seed;
       c.dp.sum_gradients(c.opt.params);  // the mean of the ranks' gradients
       clip_gradients(c.opt.params, c.o.optim.max_grad_norm);
       c.opt.adamw->step();
@@ -128,6 +149,8 @@ void update_policy(ppo_context& c, const rollouts& r, const torch::Tensor& old_l
   s.value_loss = vl / updates;
   s.clip_fraction = cf / updates;
   s.approx_kl = ak / updates;
+  s.sft_loss = sl / updates;
+  s.has_sft_loss = c.anchor != nullptr;  // a step without an update logs no anchor loss
 }
 
 ppo_step_stats ppo_step(ppo_context& c, const std::vector<int64_t>& idx, int64_t step) {
@@ -194,9 +217,21 @@ std::string advantage_name(const ppo_options& o) {
   return o.samples_per_task > 1 ? "rloo" : "gae";
 }
 
+void check_sft_anchor(bool has_anchor, const ppo_options& o) {
+  if (has_anchor != (o.sft_coef > 0))
+    throw error(has_anchor
+                    ? "train-ppo: --sft-anchor needs --sft-coef > 0"
+                    : "train-ppo: --sft-coef needs --sft-anchor (the SFT data to anchor to)");
+  if (has_anchor && (o.sft_batch < 1 || o.sft_max_len < 2))
+    throw error("train-ppo: --sft-batch must be at least 1 and --sft-max-len at least 2");
+}
+
 ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& judge,
-                     const ppo_options& o) {
+                     const ppo_options& o, const lm_dataset* sft_anchor) {
   if (tasks.empty()) throw error("train-ppo: no tasks (matrices) to train on");
+  check_sft_anchor(sft_anchor != nullptr, o);
+  if (sft_anchor && sft_anchor->train.empty())
+    throw error("train-ppo: the SFT anchor (--sft-anchor) has no training examples");
   if (o.samples_per_task < 1)
     throw error("train-ppo: --samples-per-task must be at least 1, not " +
                 std::to_string(o.samples_per_task));
@@ -225,7 +260,8 @@ ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& j
                 judge,      o,
                 *estimator, reference.get(),
                 opt,        kl,
-                dp,         rollout_log ? &*rollout_log : nullptr};
+                dp,         rollout_log ? &*rollout_log : nullptr,
+                sft_anchor};
 
   ppo_result result;
   p.set_training(false);

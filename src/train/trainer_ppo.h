@@ -17,6 +17,7 @@
 #include "train/ppo_math.h"
 #include "train/ppo_stats.h"
 #include "train/ppo_task.h"
+#include "train/trainer_lm.h"
 #include "train/trainer_options.h"
 
 namespace sparserl::train {
@@ -44,6 +45,13 @@ struct ppo_options {
   double advantage_std_floor = 0.5;
   ppo_clip_options clip;
   int reward_threads = 4;
+  // The SFT anchor (PPO-ptx, Ouyang et al. 2022): with train_ppo's `sft_anchor`, every update also
+  // descends sft_coef x the SFT loss of sft_batch anchor examples. PPO's updates on its matrices
+  // otherwise carry to matrices it never samples (on the H100, 2026-12-06: lanes=2 learnt on
+  // short-rowed RCSR matrices replaced the labels' lanes=8 on the held-out mesh3d of 15 a row).
+  double sft_coef = 0;
+  int64_t sft_batch = 4;
+  int64_t sft_max_len = 1024;
 };
 
 // The estimator `o` asks for, with its defaults filled in ("gae", "rloo" or "grpo").
@@ -53,7 +61,13 @@ struct ppo_result {
   std::vector<ppo_step_stats> steps;  // of this process
 };
 
+// Throws sparserl::error unless an anchor and sft_coef > 0 come together (and its batch and
+// length are usable): the CLI checks before it loads anything, train_ppo again.
+void check_sft_anchor(bool has_anchor, const ppo_options& o);
+
+// `sft_anchor`: the SFT examples of the anchor term (its train split), or null for none; given,
+// options.sft_coef must be > 0, and the other way round.
 ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& judge,
-                     const ppo_options& options);
+                     const ppo_options& options, const lm_dataset* sft_anchor = nullptr);
 
 }  // namespace sparserl::train

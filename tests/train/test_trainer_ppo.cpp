@@ -12,6 +12,7 @@
 
 #include "eval/cpu_runner.h"
 #include "kernel/abi.h"
+#include "sparse/error.h"
 #include "sparse/generators.h"
 #include "train/jsonl_file.h"
 #include "train/lm_examples.h"
@@ -80,6 +81,21 @@ double mean_reward(const ppo_result& r, size_t from, size_t to) {
   return s / static_cast<double>(to - from);
 }
 
+// The options the toy runs share: a seeded run of `steps`, 2 epochs over mini-batches of 4.
+ppo_options toy_options(const std::string& run_dir, int64_t steps, double lr, int64_t batch_size) {
+  ppo_options o;
+  o.run.run_dir = run_dir;
+  o.run.steps = steps;
+  o.run.progress = false;
+  o.run.seed = 3;
+  o.optim.lr = lr;
+  o.batch_size = batch_size;
+  o.mini_batch = 4;
+  o.ppo_epochs = 2;
+  o.reward_threads = 2;
+  return o;
+}
+
 TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
   testing::temp_dir dir("ppo_toy");
   std::vector<ppo_task> tasks;
@@ -88,22 +104,13 @@ TEST(trainer_ppo, ppo_raises_the_mean_reward_of_the_harness) {
 
   cpu_runner runner;
   evaluator judge(runner);
-  ppo_options o;
-  o.run.run_dir = dir.sub("ppo");
-  o.run.steps = 12;
-  o.run.progress = false;
-  o.run.seed = 3;
-  o.optim.lr = 3e-5;
-  o.batch_size = 8;
-  o.mini_batch = 4;
-  o.ppo_epochs = 2;
+  ppo_options o = toy_options(dir.sub("ppo"), 12, 3e-5, 8);
   o.max_new_tokens = 220;
   // A policy this small never recovers from an off-path token, so rollouts sample at T = 0.5
   // (both programs still get drawn: they share most of the text and SFT saw each half the time).
   o.temperature = 0.5;
   o.kl_coef = 0.01;
   o.lam = 1.0;  // one score after ~200 tokens: 0.95^200 would leave the early tokens no signal
-  o.reward_threads = 2;
   ppo_result r = train_ppo(p, tasks, judge, o);
   ASSERT_EQ(r.steps.size(), 12u);
   for (const ppo_step_stats& st : r.steps)  // the trend, for the log
@@ -125,21 +132,12 @@ TEST(trainer_ppo, rloo_groups_raise_the_mean_reward_without_a_value_head) {
   ASSERT_FALSE(::testing::Test::HasFailure());
   cpu_runner runner;
   evaluator judge(runner);
-  ppo_options o;
-  o.run.run_dir = dir.sub("ppo");
-  o.run.steps = 10;
-  o.run.progress = false;
-  o.run.seed = 3;
-  o.optim.lr = 3e-5;
-  o.batch_size = 2;
+  ppo_options o = toy_options(dir.sub("ppo"), 10, 3e-5, 2);
   o.samples_per_task = 4;
   o.advantage = "rloo";
-  o.mini_batch = 4;
-  o.ppo_epochs = 2;
   o.max_new_tokens = 220;
   o.temperature = 0.5;
   o.kl_coef = 0.01;
-  o.reward_threads = 2;
   ppo_result r = train_ppo(p, tasks, judge, o);
   ASSERT_EQ(r.steps.size(), 10u);
   double tied = 0;
@@ -183,6 +181,84 @@ TEST(trainer_ppo, rloo_groups_raise_the_mean_reward_without_a_value_head) {
           ++compared;
         }
   EXPECT_GT(compared, 0);
+}
+
+// The SFT anchor (PPO-ptx): a policy from scratch writes no program (every reward -1, but GAE
+// still updates every step); with the anchor, each update also descends the SFT loss of the toy
+// programs, so that loss falls over 8 PPO steps, and the metrics log it; without it, it does
+// not fall and the metrics carry no sft_loss.
+TEST(trainer_ppo, the_sft_anchor_joins_every_update) {
+  testing::temp_dir dir("ppo_anchor");
+  std::vector<csr_matrix> matrices = toy_matrices();
+  std::vector<std::string> texts = {toy_program(true)};
+  for (const auto& m : matrices) texts.push_back(task_prompt(sparse_op::spmv, 1, m));
+  testing::train_test_tokenizer(texts, dir.sub("tok"), 400);
+  cpu_runner runner;
+  evaluator judge(runner);
+  auto run = [&](bool anchored, const std::string& name) {
+    torch::manual_seed(1);
+    policy p = testing::tiny_policy(dir.sub("tok"), 7, true, 8);
+    lm_dataset anchor;
+    std::vector<ppo_task> tasks;
+    for (size_t i = 0; i < matrices.size(); ++i) {
+      anchor.prefixes.push_back(p.encode(matrices[i]));
+      anchor.train.push_back(make_sft_example(p, task_prompt(sparse_op::spmv, 1, matrices[i]),
+                                              toy_program(true), static_cast<int64_t>(i)));
+      tasks.push_back(make_ppo_task(p, "toy" + std::to_string(i), matrices[i], sparse_op::spmv, 1));
+    }
+    const double before = evaluate_lm(p, anchor, anchor.train, 4, 1024);
+    ppo_options o = toy_options(dir.sub(name), 8, 3e-3, 4);
+    o.max_new_tokens = 8;  // nothing to judge: only the update matters here
+    o.sft_coef = anchored ? 1.0 : 0.0;
+    o.sft_batch = 4;
+    const ppo_result r = train_ppo(p, tasks, judge, o, anchored ? &anchor : nullptr);
+    EXPECT_EQ(r.steps.size(), 8u);
+    for (const ppo_step_stats& st : r.steps) {
+      EXPECT_EQ(st.has_sft_loss, anchored);
+      EXPECT_EQ(to_json(st).contains("sft_loss"), anchored);
+      if (anchored) {
+        EXPECT_GT(st.sft_loss, 0);
+      }
+    }
+    return std::make_pair(before, evaluate_lm(p, anchor, anchor.train, 4, 1024));
+  };
+  const auto [anchored_before, anchored_after] = run(true, "with");
+  const auto [free_before, free_after] = run(false, "without");
+  EXPECT_DOUBLE_EQ(anchored_before, free_before);  // the same policy at the start
+  std::cout << "anchor loss with " << anchored_before << " -> " << anchored_after << ", without "
+            << free_before << " -> " << free_after << "\n";
+  EXPECT_LT(anchored_after, 0.8 * anchored_before);
+  EXPECT_GT(free_after, 0.95 * free_before);
+}
+
+TEST(trainer_ppo, the_sft_anchor_and_its_coefficient_come_together) {
+  testing::temp_dir dir("ppo_anchor_args");
+  std::vector<csr_matrix> matrices = toy_matrices();
+  testing::train_test_tokenizer({toy_program(true)}, dir.sub("tok"), 300);
+  policy p = testing::tiny_policy(dir.sub("tok"), 7, true, 8);
+  std::vector<ppo_task> tasks = {make_ppo_task(p, "toy", matrices[0], sparse_op::spmv, 1)};
+  lm_dataset anchor;
+  anchor.prefixes.push_back(p.encode(matrices[0]));
+  anchor.train.push_back(make_sft_example(p, "prompt", toy_program(true), 0));
+  cpu_runner runner;
+  evaluator judge(runner);
+  ppo_options o = toy_options(dir.sub("ppo"), 1, 1e-5, 1);
+  auto message = [&](const lm_dataset* a) {
+    try {
+      train_ppo(p, tasks, judge, o, a);
+    } catch (const error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  o.sft_coef = 0.5;
+  EXPECT_EQ(message(nullptr),
+            "train-ppo: --sft-coef needs --sft-anchor (the SFT data to anchor to)");
+  o.sft_coef = 0;
+  EXPECT_EQ(message(&anchor), "train-ppo: --sft-anchor needs --sft-coef > 0");
+  lm_dataset empty;
+  o.sft_coef = 0.5;
+  EXPECT_EQ(message(&empty), "train-ppo: the SFT anchor (--sft-anchor) has no training examples");
 }
 
 }  // namespace
