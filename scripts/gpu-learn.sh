@@ -29,7 +29,7 @@
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
 # HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
-# PPO_SFT_COEF,
+# PPO_SFT_COEF / PPO_SFT_BATCH,
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
@@ -104,7 +104,9 @@ PPO_STRATA=${PPO_STRATA:-family_order}
 # PPO_SFT_COEF > 0: every PPO update also descends this times the SFT loss of the SFT data
 # (train-ppo --sft-anchor, PPO-ptx), so that what PPO learns on its 72 matrices does not overwrite
 # what the labels taught for others (the lanes=2 shift above). 0 (default): off. Not measured yet.
+# PPO_SFT_BATCH SFT examples an update (of 689, 16 of them RCSR lanes=8 on rows of 12 or more).
 PPO_SFT_COEF=${PPO_SFT_COEF:-0}
+PPO_SFT_BATCH=${PPO_SFT_BATCH:-16}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 # PPO's matrices: a pool of PPO_MATRICES, PPO_BATCH of them a step (x GROUP rollouts), each pass
@@ -147,6 +149,8 @@ labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
   { echo "gpu-learn: PPO_STRATA must be family_order or template_rows, not '$PPO_STRATA'" >&2; exit 2; }
 [[ $PPO_SFT_COEF =~ ^[0-9]*\.?[0-9]+$ ]] ||
   { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
+[[ $PPO_SFT_BATCH =~ ^[1-9][0-9]*$ ]] ||
+  { echo "gpu-learn: PPO_SFT_BATCH must be a whole number >= 1, not '$PPO_SFT_BATCH'" >&2; exit 2; }
 mkdir -p "$out" "$work"
 bin=$PWD/build-gpu/src/cli/sparserl
 [[ $DEVICE == cpu ]] && bin=${BIN:-$PWD/build/src/cli/sparserl}
@@ -308,7 +312,7 @@ ppo_count=$(python3 tools/ppo_pool.py "$sft_data" "$ppo_data" --count "$PPO_MATR
 say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, PPO_STRATA=$PPO_STRATA, training split, >= $MIN_NNZ nonzeros)"
 sft_anchor=()
 awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
-  sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF")
+  sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
