@@ -10,14 +10,15 @@ quarter of 24 steps over 72 matrices, 12 a step, is one pass, so both quarters c
 matrices); per group of held-out matrices (the name without its trailing "-N.mtx", e.g. road-rcm:
 family and node order), the geomean over seeds and sizes of each policy's greedy speed-up beside
 the heuristic's and the tuned best's, where the policy wins and loses; how many greedy programs are
-below 0.9 of the heuristic's (wrong picks; the geomean hides them) and the lowest; from PPO's
-rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to learn from:
-how many groups (a matrix's samples in one step) held two or more different correct programs, how
-many held one faster than the group's most sampled program by more than the timing noise (3%), and
-the share of rollouts that are their matrix's fastest program seen in the run, in the first and the
-last quarter of the steps (rising: the policy moved towards faster programs); and the reward on the
-same matrices: each matrix drawn in two or more steps, the mean reward of its samples at its first
-draw against its last, and at each visit (the k-th draw of every such matrix, plotted as the
+below 0.9 of the heuristic's (wrong picks; the geomean hides them) and the lowest; every greedy
+program PPO changed, by its FORMAT and LAUNCH lines, as a fix, break, gain, loss or even; from
+PPO's rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to learn
+from: how many groups (a matrix's samples in one step) held two or more different correct programs,
+how many held one faster than the group's most sampled program by more than the timing noise (3%),
+and the share of rollouts that are their matrix's fastest program seen in the run, in the first and
+the last quarter of the steps (rising: the policy moved towards faster programs); and the reward on
+the same matrices: each matrix drawn in two or more steps, the mean reward of its samples at its
+first draw against its last, and at each visit (the k-th draw of every such matrix, plotted as the
 learning curve: the step curve mixes the policy's change with which matrices a step drew; this
 compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
@@ -154,6 +155,65 @@ def shortfalls(doc):
     return {"below": sum(r < SHORTFALL for r in ratios), "min": min(ratios), "matrices": len(ratios)}
 
 
+CHANGE_NOISE = 0.03  # two timings of one program in one evaluation differ by 1-2%
+
+
+def program_header(text):
+    """What a program is: its template's name (from the "// expert:" line, which a policy may keep
+    above another launch, so only the name) and its FORMAT and LAUNCH lines, which set it."""
+    name, header = "", []
+    for line in (text or "").splitlines():
+        if line.startswith("// expert: ") and not name:
+            name = line[len("// expert: "):].split(" ")[0]
+        elif line.startswith("FORMAT:"):
+            header.append(line[len("FORMAT: "):])
+        elif line.startswith("LAUNCH"):
+            header.append(line[len("LAUNCH"):].lstrip(" :"))
+    return "; ".join(([name] if name else []) + header) or "(no program)"
+
+
+def change_kind(before, after):
+    """A changed greedy program, from its speed-up over the heuristic's before (SFT) and after
+    (PPO): "fix" (SFT's was a wrong pick, under SHORTFALL, and PPO's is faster), "break" (PPO's is
+    a wrong pick where SFT's was not), "gain" / "loss" (beyond CHANGE_NOISE), else "even"."""
+    if before < SHORTFALL and after > before * (1 + CHANGE_NOISE):
+        return "fix"
+    if after < SHORTFALL <= before:
+        return "break"
+    if after > before * (1 + CHANGE_NOISE):
+        return "gain"
+    if after < before * (1 - CHANGE_NOISE):
+        return "loss"
+    return "even"
+
+
+def ppo_changes(evaluations):
+    """Every held-out matrix whose greedy program PPO changed: both programs (program_header), each
+    one's speed-up over the heuristic's of its own evaluation, and the change's kind (change_kind).
+    The geomean nets PPO's fixes of wrong picks against its losses on close calls; this lists them.
+    None when the evaluations do not hold the programs."""
+    sft, ppo = evaluations.get("sft"), evaluations.get("ppo")
+    if not sft or not ppo:
+        return None
+    before = {m.get("matrix_id") or m["matrix"]: m for m in sft.get("matrices", [])}
+    out = []
+    for m in ppo.get("matrices", []):
+        b = before.get(m.get("matrix_id") or m["matrix"])
+        if b is None or "greedy_program" not in m or "greedy_program" not in b:
+            return None
+        if m["greedy_program"] == b["greedy_program"]:
+            continue
+        if not m.get("speedup_heuristic") or not b.get("speedup_heuristic"):
+            continue
+        r_sft = (b.get("speedup_greedy") or 0.0) / b["speedup_heuristic"]
+        r_ppo = (m.get("speedup_greedy") or 0.0) / m["speedup_heuristic"]
+        out.append({"matrix": m["matrix"], "sft_program": program_header(b["greedy_program"]),
+                    "ppo_program": program_header(m["greedy_program"]),
+                    "sft_over_heuristic": r_sft, "ppo_over_heuristic": r_ppo,
+                    "kind": change_kind(r_sft, r_ppo)})
+    return out
+
+
 def over_seed_groups(per_seed):
     """Per group, the geomean over the seeds (every seed evaluates the same matrices)."""
     names = sorted({name for e in per_seed.values() for name in e.get("groups", {})})
@@ -275,6 +335,9 @@ def summarise(out, added=()):
         if sft.get("geomean_speedup_greedy") and ppo.get("geomean_speedup_greedy"):
             entry["ppo_over_sft_greedy"] = ppo["geomean_speedup_greedy"] / sft["geomean_speedup_greedy"]
         entry["groups"] = seed_groups(evaluations)
+        changes = ppo_changes(evaluations)
+        if changes is not None:
+            entry["ppo_changes"] = changes
         paired = paired_ppo_gain(evaluations)
         if paired:
             entry["ppo_over_sft_paired"], entry["ppo_programs_changed"], _ = paired
@@ -316,6 +379,10 @@ def summarise(out, added=()):
         verdicts["ppo_over_sft_paired_min"] = paired["min"]
         verdicts["ppo_programs_changed"] = sum(e.get("ppo_programs_changed", 0)
                                                for e in per_seed.values())
+    listed = [c for e in per_seed.values() for c in e.get("ppo_changes", [])]
+    if any("ppo_changes" in e for e in per_seed.values()):
+        for kind in ("fix", "break", "gain", "loss", "even"):
+            verdicts[f"ppo_changes_{kind}"] = sum(c["kind"] == kind for c in listed)
     rises = [e["ppo_reward_last_quarter"] - e["ppo_reward_first_quarter"]
              for e in per_seed.values() if "ppo_reward_first_quarter" in e]
     if rises:
@@ -388,6 +455,15 @@ def markdown(doc):
         lines.append("| (each policy beside its own evaluation's columns) | | | | | | |")
         for name, g in doc["groups"].items():
             lines.append(f"| {name} | " + " | ".join(cell(g.get(col)) for col in GROUP_COLUMNS) + " |")
+        lines.append("")
+    changed = [(seed, c) for seed, e in sorted(doc["seeds"].items()) for c in e.get("ppo_changes", [])]
+    if changed:
+        lines += ["| seed | held-out matrix | SFT's greedy program | / heuristic | PPO's | / heuristic | "
+                  "change |", "|---|---|---|---|---|---|---|"]
+        for seed, c in changed:
+            lines.append(f"| {seed} | {c['matrix']} | {c['sft_program']} | "
+                         f"{c['sft_over_heuristic']:.3f} | {c['ppo_program']} | "
+                         f"{c['ppo_over_heuristic']:.3f} | {c['kind']} |")
         lines.append("")
     for key, value in doc["checks"].items():
         lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) and not isinstance(value, bool)

@@ -156,6 +156,42 @@ def test_paired_gain_counts_only_changed_programs(tmp_path):
     assert "ppo_over_sft_paired" not in json.loads((tmp_path / "learning.json").read_text())["seeds"]["1"]
 
 
+def test_changed_programs_are_listed_by_their_header_and_kind(tmp_path):
+    """Each program PPO changed, named by its template and FORMAT / LAUNCH lines (not its expert
+    comment's values, which a policy may keep above another launch), each side against its own
+    evaluation's heuristic, and classed: SFT 0.8 -> PPO 0.99 fixes a wrong pick, 1.0 -> 0.85 breaks
+    one, 1.0 -> 0.95 loses, 1.0 -> 1.05 gains, 1.0 -> 1.01 is even; an unchanged one is not listed."""
+    def program(lanes, comment_lanes=None):
+        return (f"FORMAT: CSR\nLAUNCH: block=128 rows_per_block={128 // lanes}\n"
+                f"// expert: csr_vector spmv CSR block=128 lanes={comment_lanes or lanes}\nbody")
+    before = {"fix-0.mtx": (0.8, program(2)), "break-0.mtx": (1.0, program(4)),
+              "loss-0.mtx": (1.0, program(4)), "gain-0.mtx": (1.0, program(4)),
+              "even-0.mtx": (1.0, program(4)), "same-0.mtx": (1.0, program(8))}
+    after = {"fix-0.mtx": (0.99, program(4)), "break-0.mtx": (0.85, program(2)),
+             "loss-0.mtx": (0.95, program(8, comment_lanes=4)), "gain-0.mtx": (1.05, program(8)),
+             "even-0.mtx": (1.01, program(8)), "same-0.mtx": (0.9, program(8))}
+    heuristic = dict.fromkeys(before, 1.0)
+    write_eval(str(tmp_path / "seed-1" / "eval-sft"), {n: v[0] for n, v in before.items()},
+               heuristic, heuristic, {n: v[1] for n, v in before.items()})
+    write_eval(str(tmp_path / "seed-1" / "eval-ppo"), {n: v[0] for n, v in after.items()},
+               {n: 1.0 for n in after}, heuristic, {n: v[1] for n, v in after.items()})
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    changes = {c["matrix"]: c for c in doc["seeds"]["1"]["ppo_changes"]}
+    assert {n: c["kind"] for n, c in changes.items()} == {
+        "fix-0.mtx": "fix", "break-0.mtx": "break", "loss-0.mtx": "loss", "gain-0.mtx": "gain",
+        "even-0.mtx": "even"}
+    # The launch sets lanes = 128 / rows_per_block = 8, whatever the comment says.
+    assert changes["loss-0.mtx"]["ppo_program"] == "csr_vector; CSR; block=128 rows_per_block=16"
+    assert changes["loss-0.mtx"]["sft_program"] == "csr_vector; CSR; block=128 rows_per_block=32"
+    assert math.isclose(changes["fix-0.mtx"]["sft_over_heuristic"], 0.8)
+    checks = doc["checks"]
+    assert [checks[f"ppo_changes_{k}"] for k in ("fix", "break", "gain", "loss", "even")] == [1] * 5
+    assert ("| 1 | loss-0.mtx | csr_vector; CSR; block=128 rows_per_block=32 | 1.000 | csr_vector; "
+            "CSR; block=128 rows_per_block=16 | 0.950 | loss |") in (tmp_path / "learning.md").read_text()
+
+
 def test_reward_rise_compares_the_first_and_last_quarter_of_the_steps(tmp_path):
     names = ["a-natural-0.mtx"]
     for seed, rewards in ((1, [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9]), (2, [0.5, 0.4, None])):
