@@ -1,6 +1,6 @@
-// The rollout log's lines: a program named by its expert line (else FORMAT and LAUNCH), each
-// row's verdict, its advantage averaged over its response tokens only, and whether it entered the
-// update.
+// The rollout log's lines: a program named by its expert line when it is that template's program
+// (else its FORMAT and LAUNCH lines), each row's verdict, its advantage averaged over its response
+// tokens only, and whether it entered the update.
 #include <gtest/gtest.h>
 #include <torch/types.h>
 
