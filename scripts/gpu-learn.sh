@@ -189,6 +189,9 @@ if [[ $DEVICE == gpu ]]; then
   CTEST_REGEX='^$' GPU_TESTS='^$' TARGETS="sparserl sparserl-gpu-worker sparserl-nvrtc-child" \
     OUT="$out/check" bash scripts/gpu-check.sh >"$out/check.log" 2>&1
   say "build in $((SECONDS - start)) s"
+  # The card and its clocks, packed with the results (check/ is not: its logs are large).
+  nvidia-smi --query-gpu=name,clocks.max.sm,memory.total,driver_version --format=csv \
+    >"$out/gpu.txt" 2>&1
   multiarch=$PWD/.deps/root/usr/lib/x86_64-linux-gnu
   [[ -d $multiarch ]] && export LD_LIBRARY_PATH=$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
