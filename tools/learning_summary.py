@@ -113,34 +113,49 @@ def seed_groups(evaluations):
             for name, g in sorted(logs.items())}
 
 
-def paired_ppo_gain(evaluations):
-    """PPO against SFT on the programs it changed: per matrix (by content id, else name), PPO's
-    greedy speed-up over SFT's where PPO's greedy program differs from SFT's, 1 where it is the
-    same program (re-timing the same program measures only noise: 1-2% per matrix between two
-    evaluations of one call), geomean over the matrices. Returns (ratio, changed, matrices) or None
-    when the evaluations do not hold the programs."""
+def program_pairs(evaluations):
+    """Each held-out matrix's (SFT, PPO) entries, matched by content id, else name; None when an
+    evaluation is missing or does not hold the greedy programs (older evaluations)."""
     sft, ppo = evaluations.get("sft"), evaluations.get("ppo")
     if not sft or not ppo:
         return None
     def key(m):
         return m.get("matrix_id") or m["matrix"]
     before = {key(m): m for m in sft.get("matrices", [])}
-    logs, changed = [], 0
+    pairs = []
     for m in ppo.get("matrices", []):
         b = before.get(key(m))
         if b is None or "greedy_program" not in m or "greedy_program" not in b:
             return None
+        pairs.append((b, m))
+    return pairs
+
+
+def paired_ppo_gain(evaluations):
+    """PPO against SFT on the programs it changed: per matrix, PPO's greedy speed-up over SFT's
+    where PPO's greedy program differs from SFT's, 1 where it is the same program (re-timing the
+    same program measures only noise: 1-2% per matrix between two evaluations of one call),
+    geomean over the matrices. Returns (ratio, changed, matrices) or None when the evaluations do
+    not hold the programs."""
+    pairs = program_pairs(evaluations)
+    if not pairs:
+        return None
+    logs, changed = [], 0
+    for b, m in pairs:
         if m["greedy_program"] == b["greedy_program"]:
             logs.append(0.0)
             continue
         changed += 1
         logs.append(math.log(m.get("speedup_greedy") or 1.0) - math.log(b.get("speedup_greedy") or 1.0))
-    if not logs:
-        return None
     return math.exp(statistics.fmean(logs)), changed, len(logs)
 
 
 SHORTFALL = 0.9  # a greedy program this far below the heuristic's is a wrong pick, not noise
+
+
+def over_heuristic(m):
+    """A matrix's greedy speed-up over the heuristic's of the same evaluation (0: no program)."""
+    return (m.get("speedup_greedy") or 0.0) / m["speedup_heuristic"]
 
 
 def shortfalls(doc):
@@ -148,8 +163,7 @@ def shortfalls(doc):
     matrices are below SHORTFALL of it (no correct program counts as 0) and the lowest ratio. The
     geomean hides what RL changes most: PPO removes SFT's few bad picks (road in random order at
     0.6-0.8 of the heuristic) and loses 2-10% on a few close calls."""
-    ratios = [(m.get("speedup_greedy") or 0.0) / m["speedup_heuristic"]
-              for m in (doc or {}).get("matrices", []) if m.get("speedup_heuristic")]
+    ratios = [over_heuristic(m) for m in (doc or {}).get("matrices", []) if m.get("speedup_heuristic")]
     if not ratios:
         return None
     return {"below": sum(r < SHORTFALL for r in ratios), "min": min(ratios), "matrices": len(ratios)}
@@ -192,21 +206,16 @@ def ppo_changes(evaluations):
     one's speed-up over the heuristic's of its own evaluation, and the change's kind (change_kind).
     The geomean nets PPO's fixes of wrong picks against its losses on close calls; this lists them.
     None when the evaluations do not hold the programs."""
-    sft, ppo = evaluations.get("sft"), evaluations.get("ppo")
-    if not sft or not ppo:
+    pairs = program_pairs(evaluations)
+    if pairs is None:
         return None
-    before = {m.get("matrix_id") or m["matrix"]: m for m in sft.get("matrices", [])}
     out = []
-    for m in ppo.get("matrices", []):
-        b = before.get(m.get("matrix_id") or m["matrix"])
-        if b is None or "greedy_program" not in m or "greedy_program" not in b:
-            return None
+    for b, m in pairs:
         if m["greedy_program"] == b["greedy_program"]:
             continue
         if not m.get("speedup_heuristic") or not b.get("speedup_heuristic"):
             continue
-        r_sft = (b.get("speedup_greedy") or 0.0) / b["speedup_heuristic"]
-        r_ppo = (m.get("speedup_greedy") or 0.0) / m["speedup_heuristic"]
+        r_sft, r_ppo = over_heuristic(b), over_heuristic(m)
         out.append({"matrix": m["matrix"], "sft_program": program_header(b["greedy_program"]),
                     "ppo_program": program_header(m["greedy_program"]),
                     "sft_over_heuristic": r_sft, "ppo_over_heuristic": r_ppo,
