@@ -12,15 +12,16 @@ family and node order), the geomean over seeds and sizes of each policy's greedy
 the heuristic's and the tuned best's, where the policy wins and loses; how many greedy programs are
 below 0.9 of the heuristic's (wrong picks; the geomean hides them) and the lowest; every greedy
 program PPO changed, by its FORMAT and LAUNCH lines, as a fix, break, gain, loss or even; from
-PPO's rollout log (seed-N/ppo-rollouts.jsonl, one line per sampled program), what PPO had to learn
-from: how many groups (a matrix's samples in one step) held two or more different correct programs,
-how many held one faster than the group's most sampled program by more than the timing noise (3%),
-and the share of rollouts that are their matrix's fastest program seen in the run, in the first and
-the last quarter of the steps (rising: the policy moved towards faster programs); and the reward on
-the same matrices: each matrix drawn in two or more steps, the mean reward of its samples at its
-first draw against its last, and at each visit (the k-th draw of every such matrix, plotted as the
-learning curve: the step curve mixes the policy's change with which matrices a step drew; this
-compares like with like).
+PPO's metrics, the share of groups (a matrix's samples in one step) whose samples all scored alike
+(no signal; left out of the update); from PPO's rollout log (seed-N/ppo-rollouts.jsonl.gz, one
+line per sampled program), what PPO had to learn from: how many groups held two or more different
+correct programs, how many held one faster than the group's most sampled program by more than the
+timing noise (3%), and the share of rollouts that are their matrix's fastest program seen in the
+run, in the first and the last quarter of the steps (rising: the policy moved towards faster
+programs); and the reward on the same matrices: each matrix drawn in two or more steps, the mean reward of its
+samples at its first draw against its last, and at each visit (the k-th draw of every such matrix,
+plotted as the learning curve: the step curve mixes the policy's change with which matrices a step
+drew; this compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
@@ -29,6 +30,7 @@ usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
   join OUT's (a seed OUT has itself is kept from OUT).
 """
 import argparse
+import gzip
 import json
 import math
 import os
@@ -50,9 +52,11 @@ def read_json(path):
 
 
 def read_metrics(path):
+    """The JSON lines of `path` (gzip-compressed when it ends in .gz), [] when there is none."""
     rows = []
     try:
-        with open(path, encoding="utf-8") as f:
+        with (gzip.open(path, "rt", encoding="utf-8") if path.endswith(".gz")
+              else open(path, encoding="utf-8")) as f:
             for line in f:
                 if line.strip():
                     rows.append(json.loads(line))
@@ -251,6 +255,14 @@ def earlier_seeds(path):
 FASTER = 1.03
 
 
+def rollout_log_path(seed_dir):
+    """A seed's PPO rollout log: gpu-learn.sh writes it gzip-compressed (ppo-rollouts.jsonl.gz,
+    ~10x smaller: the committed runs must fit the device tool's 64 MiB working-tree limit); runs
+    before 2026-12-06 wrote ppo-rollouts.jsonl."""
+    packed = os.path.join(seed_dir, "ppo-rollouts.jsonl.gz")
+    return packed if os.path.exists(packed) else os.path.join(seed_dir, "ppo-rollouts.jsonl")
+
+
 def rollout_exploration(path):
     """What PPO's rollouts offered it to learn from (see the module's doc), or None without a log."""
     rows = read_metrics(path)
@@ -334,7 +346,12 @@ def summarise(out, added=()):
         metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
         entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
         entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
-        exploration = rollout_exploration(os.path.join(out, f"seed-{seed}", "ppo-rollouts.jsonl"))
+        # Groups whose samples all scored alike carry no signal (left out of the update).
+        groups = sum(m.get("groups", 0) for m in metrics)
+        if groups:
+            entry["ppo_groups"] = groups
+            entry["ppo_groups_tied"] = sum(m.get("groups_tied", 0) for m in metrics)
+        exploration = rollout_exploration(rollout_log_path(os.path.join(out, f"seed-{seed}")))
         if exploration:
             entry["ppo_rollouts"] = exploration
         rise = reward_rise(entry["ppo_reward"])
@@ -398,6 +415,10 @@ def summarise(out, added=()):
         verdicts["ppo_reward_rise_mean"] = statistics.mean(rises)
         verdicts["ppo_reward_rising_seeds"] = sum(r > 0 for r in rises)
         verdicts["ppo_reward_seeds"] = len(rises)
+    tied = [e for e in per_seed.values() if "ppo_groups" in e]
+    if tied:
+        verdicts["ppo_groups_tied"] = (sum(e["ppo_groups_tied"] for e in tied) /
+                                       sum(e["ppo_groups"] for e in tied))
     explorations = [e["ppo_rollouts"] for e in per_seed.values() if "ppo_rollouts" in e]
     if explorations:
         groups = sum(x["groups"] for x in explorations)

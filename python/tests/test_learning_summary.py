@@ -3,11 +3,14 @@ mean and range over seeds, PPO's gain against the range, and the per-group geome
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
 import subprocess
 import sys
+
+import pytest
 
 TOOL = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "learning_summary.py")
 
@@ -214,12 +217,35 @@ def test_reward_rise_compares_the_first_and_last_quarter_of_the_steps(tmp_path):
     assert doc["checks"]["ppo_reward_seeds"] == 1
 
 
-def summarise_rollouts(tmp_path, rollouts):
+def test_tied_groups_are_counted_over_every_step_of_every_seed(tmp_path):
+    """Seed 1: 2 of 12 and 6 of 12 groups tied; seed 2: none of 12; seed 3 logs no groups (an
+    older run) and is left out: 8 of 36 tied, not the mean of the per-seed shares (1/6)."""
+    steps = {1: [(12, 2), (12, 6)], 2: [(12, 0)], 3: [(None, None)]}
+    for seed, counts in steps.items():
+        for pol in ("sft", "ppo"):
+            write_eval(str(tmp_path / f"seed-{seed}" / f"eval-{pol}"), {"a-natural-0.mtx": 1.0},
+                       {"a-natural-0.mtx": 1.1}, {"a-natural-0.mtx": 1.2})
+        with open(tmp_path / f"seed-{seed}" / "ppo-metrics.jsonl", "w") as f:
+            for step, (groups, tied) in enumerate(counts):
+                line = {"step": step + 1, "reward_mean": 1.0}
+                if groups is not None:
+                    line.update(groups=groups, groups_tied=tied)
+                f.write(json.dumps(line) + "\n")
+    out = subprocess.run([sys.executable, TOOL, str(tmp_path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    doc = json.loads((tmp_path / "learning.json").read_text())
+    assert (doc["seeds"]["1"]["ppo_groups"], doc["seeds"]["1"]["ppo_groups_tied"]) == (24, 8)
+    assert "ppo_groups" not in doc["seeds"]["3"]
+    assert math.isclose(doc["checks"]["ppo_groups_tied"], 8 / 36)
+
+
+def summarise_rollouts(tmp_path, rollouts, packed=False):
     """The tool over one seed whose PPO rollout log holds `rollouts` (and a one-matrix SFT
-    evaluation); its learning.json."""
+    evaluation); its learning.json. `packed`: the log gzip-compressed, as gpu-learn.sh writes it."""
     seed = tmp_path / "seed-1"
     seed.mkdir()
-    with open(seed / "ppo-rollouts.jsonl", "w") as f:
+    with (gzip.open(seed / "ppo-rollouts.jsonl.gz", "wt") if packed
+          else open(seed / "ppo-rollouts.jsonl", "w")) as f:
         for line in rollouts:
             f.write(json.dumps(line) + "\n")
     write_eval(str(seed / "eval-sft"), {"road-rcm-0.mtx": 1.0}, {"road-rcm-0.mtx": 1.1},
@@ -229,7 +255,8 @@ def summarise_rollouts(tmp_path, rollouts):
     return json.loads((tmp_path / "learning.json").read_text())
 
 
-def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
+@pytest.mark.parametrize("packed", [False, True])
+def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path, packed):
     """seed-1/ppo-rollouts.jsonl over 4 steps of one matrix: P (1.0x) and Q (1.2x, the fastest
     seen). Step 1: P P P Q (two correct programs, Q faster than the most sampled); step 2: P P P
     and a wrong one (one timed program); step 3: P Q Q Q (Q is the most sampled: nothing faster);
@@ -242,7 +269,8 @@ def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path):
     speed = {"P": 1.0, "Q": 1.2}
     doc = summarise_rollouts(tmp_path, [row(step, sha, None, False) if sha == "W" else
                                         row(step, sha, speed[sha])
-                                        for step, programs in steps.items() for sha in programs])
+                                        for step, programs in steps.items() for sha in programs],
+                             packed)
     x = doc["seeds"]["1"]["ppo_rollouts"]
     assert (x["rollouts"], x["groups"], x["groups_explored"], x["groups_with_faster"]) == (16, 4, 2, 1)
     assert math.isclose(x["best_share_first_quarter"], 0.25)
