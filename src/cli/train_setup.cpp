@@ -1,5 +1,6 @@
 #include "cli/train_setup.h"
 
+#include <ATen/Context.h>
 #include <torch/cuda.h>
 #include <torch/types.h>
 #include <torch/utils.h>
@@ -47,6 +48,8 @@ void add_model_options(CLI::App* cmd, model_args& a, bool allow_init) {
   cmd->add_option("--lora-targets", a.lora_targets, "LoRA modules (default: all seven linears)");
   cmd->add_option("--seed", a.seed, "Seed of initialisation, data order and sampling")
       ->capture_default_str();
+  cmd->add_flag("--deterministic", a.deterministic,
+                "Only deterministic GPU kernels: the same seed gives the same run (slower)");
   if (!allow_init) return;
   cmd->add_option("--init-hidden", a.init_hidden, "New model: hidden size")->capture_default_str();
   cmd->add_option("--init-layers", a.init_layers, "New model: layers")->capture_default_str();
@@ -112,6 +115,17 @@ torch::Dtype torch_dtype(const std::string& dtype, torch::Device device, bool lo
 
 namespace {
 
+// The GPU's atomics-based kernels (embedding and attention backward, split reductions) sum in
+// whatever order threads arrive, so the same seed gave different SFT policies (H100, 2026-12-06:
+// 0-4 of 27 held-out greedy programs). cuBLAS needs a fixed workspace for the same, set before
+// its first handle (this runs before the model touches the GPU).
+void use_deterministic_kernels() {
+  setenv("CUBLAS_WORKSPACE_CONFIG", ":4096:8", 0);
+  at::globalContext().setDeterministicAlgorithms(true, false);
+  at::globalContext().setDeterministicCuDNN(true);
+  at::globalContext().setBenchmarkCuDNN(false);
+}
+
 std::string train_tokenizer(const model_args& a, const std::vector<std::string>& texts,
                             const std::string& out_dir) {
   if (texts.empty()) throw error("no text to train a tokenizer on (give --tokenizer-path)");
@@ -134,6 +148,7 @@ train::policy make_policy(const model_args& a, const std::vector<std::string>& t
   if (!std::getenv("OMP_NUM_THREADS"))
     torch::set_num_threads(
         std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / a.processes_per_host));
+  if (a.deterministic) use_deterministic_kernels();
   train::policy_load_options o;
   o.device = torch_device(a.device);
   if (o.device.is_cuda()) o.device = torch::Device(torch::kCUDA, a.cuda_index);

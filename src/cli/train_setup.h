@@ -32,6 +32,8 @@ struct model_args {
   double lora_alpha = 16, lora_dropout = 0.05;
   std::vector<std::string> lora_targets;
   uint64_t seed = 0;
+  // Only deterministic CUDA kernels (same seed, same run on a GPU; an op without one raises).
+  bool deterministic = false;
 };
 
 struct data_args {

@@ -170,6 +170,21 @@ TEST_F(train_cli, a_run_killed_mid_way_resumes_to_the_same_losses) {
   EXPECT_EQ(losses(dir_ / "killed/metrics.jsonl"), straight);
 }
 
+// --deterministic (only deterministic kernels) is accepted and keeps one seed's run the same. On
+// the CPU the kernels are deterministic anyway; what the flag is for, the GPU's atomics, is
+// checked on the device (docs/training.md, "Reproducible runs").
+TEST_F(train_cli, deterministic_runs_of_one_seed_give_the_same_losses) {
+  std::string sft;
+  ASSERT_NO_FATAL_FAILURE(tiny_sft("--steps 6 --seed 3 --deterministic", sft));
+  for (const char* run_dir : {"first", "second"}) {
+    const run_result r = run(sft + path(run_dir));
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  const std::vector<double> first = losses(dir_ / "first/metrics.jsonl");
+  ASSERT_EQ(first.size(), 6u);
+  EXPECT_EQ(losses(dir_ / "second/metrics.jsonl"), first);
+}
+
 // SIGKILL at seeded random moments (while starting, during a step, in the middle of writing a
 // checkpoint), then --resume, again and again: every restart must find the newest complete
 // checkpoint loadable, and the run, once let finish, must give the uninterrupted run's losses.
