@@ -18,10 +18,10 @@ line per sampled program), what PPO had to learn from: how many groups held two 
 correct programs, how many held one faster than the group's most sampled program by more than the
 timing noise (3%), and the share of rollouts that are their matrix's fastest program seen in the
 run, in the first and the last quarter of the steps (rising: the policy moved towards faster
-programs); and the reward on the same matrices: each matrix drawn in two or more steps, the mean reward of its
-samples at its first draw against its last, and at each visit (the k-th draw of every such matrix,
-plotted as the learning curve: the step curve mixes the policy's change with which matrices a step
-drew; this compares like with like).
+programs); and the reward on the same matrices: each matrix drawn in two or more steps, the mean
+reward of its samples at its first draw against its last, and at each visit (the k-th draw of
+every such matrix, plotted as the learning curve: the step curve mixes the policy's change with
+which matrices a step drew; this compares like with like).
 Writes OUT/learning.json, OUT/learning.md and (with matplotlib) OUT/learning.png.
 
 usage: python3 tools/learning_summary.py OUT [--add LEARNING_JSON ...]
