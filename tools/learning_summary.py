@@ -332,8 +332,9 @@ def summarise(out, added=()):
     per_seed = {}
     for seed in seeds_in(out):
         entry = {}
-        evaluations = {pol: read_json(os.path.join(out, f"seed-{seed}", f"eval-{pol}",
-                                                   "evaluate_policy.json")) for pol in POLICIES}
+        seed_dir = os.path.join(out, f"seed-{seed}")
+        evaluations = {pol: read_json(os.path.join(seed_dir, f"eval-{pol}", "evaluate_policy.json"))
+                       for pol in POLICIES}
         for pol, doc in evaluations.items():
             if doc:
                 s = doc["summary"]
@@ -343,7 +344,7 @@ def summarise(out, added=()):
                 short = shortfalls(doc)
                 if short:
                     entry[pol]["below_heuristic"] = short
-        metrics = read_metrics(os.path.join(out, f"seed-{seed}", "ppo-metrics.jsonl"))
+        metrics = read_metrics(os.path.join(seed_dir, "ppo-metrics.jsonl"))
         entry["ppo_reward"] = [m.get("reward_mean") for m in metrics]
         entry["ppo_correct"] = [m.get("correct_rate") for m in metrics]
         # Groups whose samples all scored alike carry no signal (left out of the update).
@@ -351,7 +352,7 @@ def summarise(out, added=()):
         if groups:
             entry["ppo_groups"] = groups
             entry["ppo_groups_tied"] = sum(m.get("groups_tied", 0) for m in metrics)
-        exploration = rollout_exploration(rollout_log_path(os.path.join(out, f"seed-{seed}")))
+        exploration = rollout_exploration(rollout_log_path(seed_dir))
         if exploration:
             entry["ppo_rollouts"] = exploration
         rise = reward_rise(entry["ppo_reward"])
