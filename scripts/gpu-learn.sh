@@ -29,7 +29,7 @@
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
 # HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
-# PPO_SFT_COEF / PPO_SFT_BATCH,
+# PPO_SFT_COEF / PPO_SFT_BATCH, DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
@@ -109,6 +109,12 @@ PPO_STRATA=${PPO_STRATA:-family_order}
 # PPO_SFT_BATCH SFT examples an update (of 689, 16 of them RCSR lanes=8 on rows of 12 or more).
 PPO_SFT_COEF=${PPO_SFT_COEF:-0}
 PPO_SFT_BATCH=${PPO_SFT_BATCH:-16}
+# DETERMINISTIC=1: pre-training and SFT with `--deterministic`, so that one seed gives the same
+# SFT policy in every call and PPO variants run in different calls start from the same policy.
+# Without it two runs of one seed differ from step 5 (H100, 2026-12-06, scripts/gpu-determinism.sh:
+# 100 SFT steps, losses apart by up to 7e-6, different weights; with it equal bit for bit, at 75% of
+# the tokens/s). PPO and evaluation sample as before (their determinism was not measured).
+DETERMINISTIC=${DETERMINISTIC:-0}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
 # PPO's matrices: a pool of PPO_MATRICES, PPO_BATCH of them a step (x GROUP rollouts), each pass
@@ -315,6 +321,8 @@ ppo_data=$work/ppo-matrices.jsonl
 ppo_count=$(python3 tools/ppo_pool.py "$sft_data" "$ppo_data" --count "$PPO_MATRICES" \
   --min-nnz "$MIN_NNZ" --from "$PPO_FROM" --strata "$PPO_STRATA") || exit 1
 say "PPO matrices: $ppo_count, $PPO_BATCH a step (PPO_FROM=$PPO_FROM, PPO_STRATA=$PPO_STRATA, training split, >= $MIN_NNZ nonzeros)"
+deterministic=()
+[[ $DETERMINISTIC == 1 ]] && deterministic=(--deterministic)
 sft_anchor=()
 awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
   sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
@@ -325,11 +333,11 @@ for seed in $seeds; do
   # shellcheck disable=SC2086
   stage "seed-$seed/pretrain" "$LIMIT_PRETRAIN" "$bin" pretrain --device "$DEVICE" \
     --corpus "$work/corpus.jsonl" --tokenizer-path "$work/tokenizer" $MODEL_ARGS --seed "$seed" \
-    --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 --no-progress \
+    --steps "$PRETRAIN_STEPS" --batch-size 16 --seq-len 512 --lr 1e-3 --no-progress "${deterministic[@]}" \
     -o "$run/pretrain" || continue
   stage "seed-$seed/sft" "$LIMIT_SFT" "$bin" train-sft --device "$DEVICE" --data "$sft_data" \
     --model-path "$run/pretrain/final" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" \
-    --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --eval-every 50 --no-progress \
+    --steps "$SFT_STEPS" --batch-size "$SFT_BATCH" --lr 5e-4 --eval-every 50 --no-progress "${deterministic[@]}" \
     -o "$run/sft" || continue
   evaluate "seed-$seed/eval-sft" "$run/sft/final" "$held"
   # Every later evaluation takes this one's tuned best by matrix content instead of searching

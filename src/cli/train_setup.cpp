@@ -49,7 +49,8 @@ void add_model_options(CLI::App* cmd, model_args& a, bool allow_init) {
   cmd->add_option("--seed", a.seed, "Seed of initialisation, data order and sampling")
       ->capture_default_str();
   cmd->add_flag("--deterministic", a.deterministic,
-                "Only deterministic GPU kernels: the same seed gives the same run");
+                "Only deterministic GPU kernels: the same seed gives the same run "
+                "(SFT on an H100: 25% fewer tokens/s)");
   if (!allow_init) return;
   cmd->add_option("--init-hidden", a.init_hidden, "New model: hidden size")->capture_default_str();
   cmd->add_option("--init-layers", a.init_layers, "New model: layers")->capture_default_str();
