@@ -111,9 +111,11 @@ PPO_SFT_COEF=${PPO_SFT_COEF:-0}
 PPO_SFT_BATCH=${PPO_SFT_BATCH:-16}
 # DETERMINISTIC=1: pre-training and SFT with `--deterministic`, so that one seed gives the same
 # SFT policy in every call and PPO variants run in different calls start from the same policy.
-# Without it two runs of one seed differ from step 5 (H100, 2026-12-06, scripts/gpu-determinism.sh:
+# Without it two runs of one seed differ from step 5 (H100, 2026-12-07, scripts/gpu-determinism.sh:
 # 100 SFT steps, losses apart by up to 7e-6, different weights; with it equal bit for bit, at 75% of
-# the tokens/s). PPO and evaluation sample as before (their determinism was not measured).
+# the tokens/s; in learn-h100-2026-12-06g pre-training took 13 s and SFT 73 s, of which 39 s of
+# steps, so ~86 s with the flag, inside LIMIT_SFT). PPO and evaluation sample as before (their
+# determinism was not measured).
 DETERMINISTIC=${DETERMINISTIC:-0}
 PPO_STEPS=${PPO_STEPS:-24}
 GROUP=${GROUP:-6}                    # --samples-per-task: programs per matrix
@@ -157,6 +159,8 @@ labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
   { echo "gpu-learn: PPO_STRATA must be family_order or template_rows, not '$PPO_STRATA'" >&2; exit 2; }
 [[ $PPO_SFT_COEF =~ ^[0-9]*\.?[0-9]+$ ]] ||
   { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
+[[ $DETERMINISTIC == 0 || $DETERMINISTIC == 1 ]] ||
+  { echo "gpu-learn: DETERMINISTIC must be 0 or 1, not '$DETERMINISTIC'" >&2; exit 2; }
 [[ $PPO_SFT_BATCH =~ ^[1-9][0-9]*$ ]] ||
   { echo "gpu-learn: PPO_SFT_BATCH must be a whole number >= 1, not '$PPO_SFT_BATCH'" >&2; exit 2; }
 mkdir -p "$out" "$work"
