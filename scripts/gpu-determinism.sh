@@ -19,7 +19,8 @@ steps=${STEPS:-100} seed=${SEED:-1} out=${OUT:-$PWD/out} work=${WORK:-/tmp/gpu-d
 device=${DEVICE:-gpu}
 bin=${BIN:-$PWD/build-gpu/src/cli/sparserl}
 mkdir -p "$out" "$work"
-for run in plain-a plain-b det-a det-b; do
+runs=(plain-a plain-b det-a det-b)  # the analysis below pairs them as a-b
+for run in "${runs[@]}"; do
   flag=()
   [[ $run == det-* ]] && flag=(--deterministic)
   s=$SECONDS
@@ -30,13 +31,15 @@ for run in plain-a plain-b det-a det-b; do
   cp "$work/$run/metrics.jsonl" "$out/$run-metrics.jsonl"
   echo "gpu-determinism: $run in $((SECONDS - s)) s"
 done
-python3 - "$out" "$work" <<'EOF'
+tools=$(cd "$(dirname "$0")/../tools" && pwd)
+python3 - "$out" "$work" "$tools" "${runs[@]}" <<'EOF'
 import hashlib, json, pathlib, statistics, sys
 out, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-
-def losses(run):
-    rows = [json.loads(l) for l in (out / f"{run}-metrics.jsonl").read_text().splitlines() if l.strip()]
-    return [r for r in rows if "loss" in r]
+sys.path.insert(0, sys.argv[3])
+from learning_summary import read_metrics  # the JSON-lines reader of the learning summary
+runs = sys.argv[4:]
+steps = {run: [r for r in read_metrics(str(out / f"{run}-metrics.jsonl")) if "loss" in r]
+         for run in runs}
 
 def weights_digest(run):
     h = hashlib.sha256()
@@ -48,12 +51,11 @@ def weights_digest(run):
     return h.hexdigest()
 
 report = {"runs": {}, "pairs": {}}
-for run in ["plain-a", "plain-b", "det-a", "det-b"]:
-    rows = losses(run)
+for run, rows in steps.items():
     report["runs"][run] = {"steps": len(rows), "final_loss": rows[-1]["loss"],
                            "median_tokens_per_s": statistics.median(r["tokens_per_s"] for r in rows)}
-for a, b in [("plain-a", "plain-b"), ("det-a", "det-b")]:
-    la, lb = [r["loss"] for r in losses(a)], [r["loss"] for r in losses(b)]
+for a, b in zip(runs[0::2], runs[1::2]):
+    la, lb = [r["loss"] for r in steps[a]], [r["loss"] for r in steps[b]]
     diffs = [abs(x - y) for x, y in zip(la, lb)]
     first = next((i + 1 for i, d in enumerate(diffs) if d != 0), None)
     report["pairs"][f"{a} vs {b}"] = {"first_differing_step": first, "max_loss_diff": max(diffs),
