@@ -29,7 +29,7 @@
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
 # HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
-# PPO_SFT_COEF / PPO_SFT_BATCH, DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
+# PPO_SFT_COEF / PPO_SFT_BATCH, PAIRED_TOP_P (a second PPO variant), DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
@@ -132,6 +132,10 @@ PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 # and above SFT on the programs it changed in 3 of 4 seeds (paired 0.9998-1.019x, mean 1.012x).
 # Top-p 1 was not measured with these templates.
 PPO_TOP_P=${PPO_TOP_P:-0.95}
+# PAIRED_TOP_P: a second PPO from each seed's SFT policy, sampling at this top-p, in the same call
+# (same SFT policy, same card and session for both evaluations); its logs and evaluations in
+# $out/top-p-PAIRED_TOP_P/, laid out and summarised like $out (the SFT evaluation copied there).
+PAIRED_TOP_P=${PAIRED_TOP_P:-}
 PPO_LR=${PPO_LR:-1e-5}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
 PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_BATCH x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
@@ -161,6 +165,8 @@ labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
   { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
 [[ $DETERMINISTIC == 0 || $DETERMINISTIC == 1 ]] ||
   { echo "gpu-learn: DETERMINISTIC must be 0 or 1, not '$DETERMINISTIC'" >&2; exit 2; }
+[[ -z $PAIRED_TOP_P || $PAIRED_TOP_P =~ ^(0?\.[0-9]*[1-9][0-9]*|1|1\.0*)$ ]] ||
+  { echo "gpu-learn: PAIRED_TOP_P must be a number in (0, 1], not '$PAIRED_TOP_P'" >&2; exit 2; }
 [[ $PPO_SFT_BATCH =~ ^[1-9][0-9]*$ ]] ||
   { echo "gpu-learn: PPO_SFT_BATCH must be a whole number >= 1, not '$PPO_SFT_BATCH'" >&2; exit 2; }
 mkdir -p "$out" "$work"
@@ -330,6 +336,30 @@ deterministic=()
 sft_anchor=()
 awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
   sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
+# ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
+# POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
+ppo_and_evaluate() {
+  local dir=$1 top_p=$2 policy=$3
+  ((PPO_STEPS > 0)) && stage "$dir/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
+    --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
+    --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
+    --samples-per-task "$GROUP" --advantage rloo --batch-size "$((PPO_BATCH < ppo_count ? PPO_BATCH : ppo_count))" \
+    --mini-batch "$PPO_MINIBATCH" \
+    --temperature "$PPO_TEMPERATURE" --top-p "$top_p" \
+    --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
+    "${sft_anchor[@]}" --no-progress -o "$policy"
+  cp "$policy/metrics.jsonl" "$out/$dir/ppo-metrics.jsonl" 2>/dev/null
+  # One line a rollout, ~600 kB a seed; gzip makes it ~10x smaller, for the results that are
+  # committed must leave the device tool's working tree under its 64 MiB.
+  [[ -f $policy/rollouts.jsonl ]] &&
+    gzip -n -c "$policy/rollouts.jsonl" >"$out/$dir/ppo-rollouts.jsonl.gz"
+  if [[ -d $policy/final ]]; then
+    evaluate "$dir/eval-ppo" "$policy/final" "$held"
+    say "$dir: final policy $policy/final"
+  else
+    say "$dir: no PPO policy (see $out/$dir/ppo.log); final policy $run/sft/final"
+  fi
+}
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -351,25 +381,13 @@ for seed in $seeds; do
   [[ -f $out/seed-$seed/eval-sft/evaluate_policy.json ]] &&
     cp "$out/seed-$seed/eval-sft/evaluate_policy.json" "$work/baselines.json" &&
     baselines=(--baselines "$work/baselines.json")
-  ((PPO_STEPS > 0)) && stage "seed-$seed/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
-    --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
-    --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
-    --samples-per-task "$GROUP" --advantage rloo --batch-size "$((PPO_BATCH < ppo_count ? PPO_BATCH : ppo_count))" \
-    --mini-batch "$PPO_MINIBATCH" \
-    --temperature "$PPO_TEMPERATURE" --top-p "$PPO_TOP_P" \
-    --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
-    "${sft_anchor[@]}" --no-progress -o "$run/ppo"
-  cp "$run/ppo/metrics.jsonl" "$out/seed-$seed/ppo-metrics.jsonl" 2>/dev/null
-  # One line a rollout, ~600 kB a seed; gzip makes it ~10x smaller, for the results that are
-  # committed must leave the device tool's working tree under its 64 MiB.
-  [[ -f $run/ppo/rollouts.jsonl ]] &&
-    gzip -n -c "$run/ppo/rollouts.jsonl" >"$out/seed-$seed/ppo-rollouts.jsonl.gz"
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null
-  if [[ -d $run/ppo/final ]]; then
-    evaluate "seed-$seed/eval-ppo" "$run/ppo/final" "$held"
-    say "seed $seed: final policy $run/ppo/final"
-  else
-    say "seed $seed: no PPO policy (see $out/seed-$seed/ppo.log); final policy $run/sft/final"
+  ppo_and_evaluate "seed-$seed" "$PPO_TOP_P" "$run/ppo"
+  if [[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)); then
+    paired=top-p-$PAIRED_TOP_P/seed-$seed
+    mkdir -p "$out/$paired"
+    cp -r "$out/seed-$seed/eval-sft" "$out/seed-$seed/sft-metrics.jsonl" "$out/$paired/" 2>/dev/null
+    ppo_and_evaluate "$paired" "$PAIRED_TOP_P" "$run/ppo-top-p-$PAIRED_TOP_P"
   fi
   if [[ -n ${EVAL_MATRICES:-} ]]; then
     evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"
@@ -381,5 +399,7 @@ say "recipe in $((SECONDS - t0)) s"
 py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"
+[[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) &&
+  "$py" tools/learning_summary.py "$out/top-p-$PAIRED_TOP_P" 2>&1 | tee -a "$summary"
 trap - TERM INT
 pack
