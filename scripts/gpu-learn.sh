@@ -29,7 +29,8 @@
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
 # HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
-# PPO_SFT_COEF / PPO_SFT_BATCH, PAIRED_TOP_P (a second PPO variant), DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
+# PPO_SFT_COEF / PPO_SFT_BATCH, PAIRED_TOP_P (a second PPO from the same SFT policy, below),
+# DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
 # (gpu; cpu runs the same steps on the emulator for a smoke test, with SMALL=1 for tiny sizes), and
