@@ -337,6 +337,8 @@ deterministic=()
 sft_anchor=()
 awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
   sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
+paired_out=  # PAIRED_TOP_P's folder under $out, when there is a PPO to pair
+[[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) && paired_out=top-p-$PAIRED_TOP_P
 # ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
 # POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
 ppo_and_evaluate() {
@@ -384,11 +386,10 @@ for seed in $seeds; do
     baselines=(--baselines "$work/baselines.json")
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null
   ppo_and_evaluate "seed-$seed" "$PPO_TOP_P" "$run/ppo"
-  if [[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)); then
-    paired=top-p-$PAIRED_TOP_P/seed-$seed
-    mkdir -p "$out/$paired"
-    cp -r "$out/seed-$seed/eval-sft" "$out/seed-$seed/sft-metrics.jsonl" "$out/$paired/" 2>/dev/null
-    ppo_and_evaluate "$paired" "$PAIRED_TOP_P" "$run/ppo-top-p-$PAIRED_TOP_P"
+  if [[ -n $paired_out ]]; then
+    mkdir -p "$out/$paired_out/seed-$seed"
+    cp -r "$out/seed-$seed/eval-sft" "$out/seed-$seed/sft-metrics.jsonl" "$out/$paired_out/seed-$seed/" 2>/dev/null
+    ppo_and_evaluate "$paired_out/seed-$seed" "$PAIRED_TOP_P" "$run/ppo-$paired_out"
   fi
   if [[ -n ${EVAL_MATRICES:-} ]]; then
     evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"
@@ -400,7 +401,6 @@ say "recipe in $((SECONDS - t0)) s"
 py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"
-[[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) &&
-  "$py" tools/learning_summary.py "$out/top-p-$PAIRED_TOP_P" 2>&1 | tee -a "$summary"
+[[ -n $paired_out ]] && "$py" tools/learning_summary.py "$out/$paired_out" 2>&1 | tee -a "$summary"
 trap - TERM INT
 pack
