@@ -183,7 +183,9 @@ pack() {
 # A run cut short (`timeout` sends TERM) still packs what it measured: on 2026-12-05 a run cut in
 # PPO brought back only its log, the SFT evaluation's JSON left behind.
 running=
-trap '[[ -n $running ]] && kill "$running" 2>/dev/null; say "stopped by a signal: packing what there is"; pack; exit 143' TERM INT
+ppo_running=()  # POLICY DIR of the PPO stage under way: a run cut in PPO keeps its steps so far
+trap '[[ -n $running ]] && kill "$running" 2>/dev/null; say "stopped by a signal: packing what there is"
+  ((${#ppo_running[@]})) && keep_ppo_logs "${ppo_running[@]}"; pack; exit 143' TERM INT
 # stage NAME LIMIT CMD...: runs CMD under a time limit, its output in $out/NAME.log.
 stage() {
   local name=$1 limit=$2 start=$SECONDS rc
@@ -341,8 +343,16 @@ paired_out=  # PAIRED_TOP_P's folder under $out, when there is a PPO to pair
 [[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) && paired_out=top-p-$PAIRED_TOP_P
 # ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
 # POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
+# keep_ppo_logs POLICY DIR: PPO's metrics and rollouts (both appended a step at a time) into $out/DIR.
+keep_ppo_logs() {
+  cp "$1/metrics.jsonl" "$out/$2/ppo-metrics.jsonl" 2>/dev/null
+  # One line a rollout, ~600 kB a seed; gzip makes it ~10x smaller, for the results that are
+  # committed must leave the device tool's working tree under its 64 MiB.
+  [[ -f $1/rollouts.jsonl ]] && gzip -n -c "$1/rollouts.jsonl" >"$out/$2/ppo-rollouts.jsonl.gz"
+}
 ppo_and_evaluate() {
   local dir=$1 top_p=$2 policy=$3
+  ppo_running=("$policy" "$dir")
   ((PPO_STEPS > 0)) && stage "$dir/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
     --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
     --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
@@ -351,11 +361,8 @@ ppo_and_evaluate() {
     --temperature "$PPO_TEMPERATURE" --top-p "$top_p" \
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     "${sft_anchor[@]}" --no-progress -o "$policy"
-  cp "$policy/metrics.jsonl" "$out/$dir/ppo-metrics.jsonl" 2>/dev/null
-  # One line a rollout, ~600 kB a seed; gzip makes it ~10x smaller, for the results that are
-  # committed must leave the device tool's working tree under its 64 MiB.
-  [[ -f $policy/rollouts.jsonl ]] &&
-    gzip -n -c "$policy/rollouts.jsonl" >"$out/$dir/ppo-rollouts.jsonl.gz"
+  ppo_running=()
+  keep_ppo_logs "$policy" "$dir"
   if [[ -d $policy/final ]]; then
     evaluate "$dir/eval-ppo" "$policy/final" "$held"
     say "$dir: final policy $policy/final"
