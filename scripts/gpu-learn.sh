@@ -341,8 +341,6 @@ awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
   sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
 paired_out=  # PAIRED_TOP_P's folder under $out, when there is a PPO to pair
 [[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) && paired_out=top-p-$PAIRED_TOP_P
-# ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
-# POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
 # keep_ppo_logs POLICY DIR: PPO's metrics and rollouts (both appended a step at a time) into $out/DIR.
 keep_ppo_logs() {
   cp "$1/metrics.jsonl" "$out/$2/ppo-metrics.jsonl" 2>/dev/null
@@ -350,6 +348,8 @@ keep_ppo_logs() {
   # committed must leave the device tool's working tree under its 64 MiB.
   [[ -f $1/rollouts.jsonl ]] && gzip -n -c "$1/rollouts.jsonl" >"$out/$2/ppo-rollouts.jsonl.gz"
 }
+# ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
+# POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
 ppo_and_evaluate() {
   local dir=$1 top_p=$2 policy=$3
   ppo_running=("$policy" "$dir")
