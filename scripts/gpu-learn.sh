@@ -29,7 +29,8 @@
 #
 # Environment: SEEDS (default "$SEED", else 1), BASELINES (below), PPO_STEPS=0 (SFT only),
 # HEURISTIC_LABELS / HEURISTIC_MIN_ROWS / SFT_DATA / BLOCK_SIZES (step 1b), PPO_FROM / PPO_STRATA /
-# PPO_SFT_COEF / PPO_SFT_BATCH, PAIRED_TOP_P (a second PPO from the same SFT policy, below),
+# PPO_SFT_COEF / PPO_SFT_BATCH, PPO_HEADER_TEMPERATURE / PPO_HEADER_TOP_P, PAIRED (a second PPO
+# from the same SFT policy, below),
 # DETERMINISTIC=1 (pre-training and SFT bitwise reproducible),
 # WORK (everything the run makes; default /tmp/gpu-learn), OUT (figures, logs; default ./out), LABELS
 # (default the committed data/labels/spmv-h200.jsonl.gz), EVAL_MATRICES (a folder of .mtx), DEVICE
@@ -133,10 +134,18 @@ PPO_TEMPERATURE=${PPO_TEMPERATURE:-1.0}
 # and above SFT on the programs it changed in 3 of 4 seeds (paired 0.9998-1.019x, mean 1.012x).
 # Top-p 1 was not measured with these templates.
 PPO_TOP_P=${PPO_TOP_P:-0.95}
-# PAIRED_TOP_P: a second PPO from each seed's SFT policy, sampling at this top-p, in the same call
-# (same SFT policy, same card and session for both evaluations); its logs and evaluations in
-# $out/top-p-PAIRED_TOP_P/, laid out and summarised like $out (the SFT evaluation copied there).
-PAIRED_TOP_P=${PAIRED_TOP_P:-}
+# PPO_HEADER_TEMPERATURE > 0: the program's header (FORMAT, LAUNCH and template lines) drawn at
+# this temperature and PPO_HEADER_TOP_P, the source after it at PPO_TEMPERATURE / PPO_TOP_P
+# (train-ppo --header-temperature): the groups try other programs, not broken sources (at top-p 1
+# over every token 15-36% of the samples did not compile; H100, 2026-12-07). 0: off.
+PPO_HEADER_TEMPERATURE=${PPO_HEADER_TEMPERATURE:-0}
+PPO_HEADER_TOP_P=${PPO_HEADER_TOP_P:-1}
+# PAIRED: a second PPO from each seed's SFT policy in the same call (same SFT policy, same card
+# and session for both evaluations), with these settings instead (space-separated, e.g.
+# "PPO_TOP_P=1" or "PPO_HEADER_TEMPERATURE=0"; of PPO_TOP_P, PPO_HEADER_TEMPERATURE and
+# PPO_HEADER_TOP_P); its logs and evaluations in $out/paired-SETTINGS/ (e.g. paired-top_p-1),
+# laid out and summarised like $out (the SFT evaluation copied there).
+PAIRED=${PAIRED:-}
 PPO_LR=${PPO_LR:-1e-5}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
 PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_BATCH x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
@@ -166,8 +175,10 @@ labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
   { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
 [[ $DETERMINISTIC == 0 || $DETERMINISTIC == 1 ]] ||
   { echo "gpu-learn: DETERMINISTIC must be 0 or 1, not '$DETERMINISTIC'" >&2; exit 2; }
-[[ -z $PAIRED_TOP_P || $PAIRED_TOP_P =~ ^(0?\.[0-9]*[1-9][0-9]*|1|1\.0*)$ ]] ||
-  { echo "gpu-learn: PAIRED_TOP_P must be a number in (0, 1], not '$PAIRED_TOP_P'" >&2; exit 2; }
+for setting in $PAIRED; do
+  [[ $setting =~ ^(PPO_TOP_P|PPO_HEADER_TEMPERATURE|PPO_HEADER_TOP_P)=[0-9]*\.?[0-9]+$ ]] ||
+    { echo "gpu-learn: PAIRED takes PPO_TOP_P=, PPO_HEADER_TEMPERATURE= or PPO_HEADER_TOP_P= with a number, not '$setting'" >&2; exit 2; }
+done
 [[ $PPO_SFT_BATCH =~ ^[1-9][0-9]*$ ]] ||
   { echo "gpu-learn: PPO_SFT_BATCH must be a whole number >= 1, not '$PPO_SFT_BATCH'" >&2; exit 2; }
 mkdir -p "$out" "$work"
@@ -339,8 +350,9 @@ deterministic=()
 sft_anchor=()
 awk -v c="$PPO_SFT_COEF" 'BEGIN { exit !(c > 0) }' &&
   sft_anchor=(--sft-anchor "$sft_data" --sft-coef "$PPO_SFT_COEF" --sft-batch "$PPO_SFT_BATCH")
-paired_out=  # PAIRED_TOP_P's folder under $out, when there is a PPO to pair
-[[ -n $PAIRED_TOP_P ]] && ((PPO_STEPS > 0)) && paired_out=top-p-$PAIRED_TOP_P
+paired_out=  # PAIRED's folder under $out, when there is a PPO to pair: paired-top_p-1, ...
+[[ -n $PAIRED ]] && ((PPO_STEPS > 0)) &&
+  paired_out=paired-$(echo "$PAIRED" | tr 'A-Z =' 'a-z_-' | sed 's/ppo_//g')
 # keep_ppo_logs POLICY DIR: PPO's metrics and rollouts (both appended a step at a time) into $out/DIR.
 keep_ppo_logs() {
   cp "$1/metrics.jsonl" "$out/$2/ppo-metrics.jsonl" 2>/dev/null
@@ -348,17 +360,21 @@ keep_ppo_logs() {
   # committed must leave the device tool's working tree under its 64 MiB.
   [[ -f $1/rollouts.jsonl ]] && gzip -n -c "$1/rollouts.jsonl" >"$out/$2/ppo-rollouts.jsonl.gz"
 }
-# ppo_and_evaluate DIR TOP_P POLICY: PPO from this seed's SFT policy, sampling at TOP_P, into
-# POLICY; its log, metrics, rollouts and evaluation in $out/DIR/.
+# ppo_and_evaluate DIR POLICY [SETTING=VALUE...]: PPO from this seed's SFT policy into POLICY,
+# with the PPO_* sampling settings given instead of the run's; its log, metrics, rollouts and
+# evaluation in $out/DIR/.
 ppo_and_evaluate() {
-  local dir=$1 top_p=$2 policy=$3
+  local dir=$1 policy=$2 setting PPO_TOP_P=$PPO_TOP_P PPO_HEADER_TEMPERATURE=$PPO_HEADER_TEMPERATURE \
+    PPO_HEADER_TOP_P=$PPO_HEADER_TOP_P
+  for setting in "${@:3}"; do local "$setting"; done
   ppo_running=("$policy" "$dir")
   ((PPO_STEPS > 0)) && stage "$dir/ppo" "$LIMIT_PPO" "$bin" train-ppo --device "$DEVICE" \
     --model-path "$run/sft/final" --tokenizer-path "$run/sft/final" --data "$ppo_data" \
     --min-nnz "$MIN_NNZ" --max-nnz "$MAX_NNZ_EMBED" --seed "$seed" --steps "$PPO_STEPS" \
     --samples-per-task "$GROUP" --advantage rloo --batch-size "$((PPO_BATCH < ppo_count ? PPO_BATCH : ppo_count))" \
     --mini-batch "$PPO_MINIBATCH" \
-    --temperature "$PPO_TEMPERATURE" --top-p "$top_p" \
+    --temperature "$PPO_TEMPERATURE" --top-p "$PPO_TOP_P" \
+    --header-temperature "$PPO_HEADER_TEMPERATURE" --header-top-p "$PPO_HEADER_TOP_P" \
     --ppo-epochs 1 --lr "$PPO_LR" --max-new-tokens "$MAX_NEW_TOKENS" --reward-threads 16 --workers "$WORKERS" \
     "${sft_anchor[@]}" --no-progress -o "$policy"
   ppo_running=()
@@ -392,11 +408,12 @@ for seed in $seeds; do
     cp "$out/seed-$seed/eval-sft/evaluate_policy.json" "$work/baselines.json" &&
     baselines=(--baselines "$work/baselines.json")
   cp "$run/sft/metrics.jsonl" "$out/seed-$seed/sft-metrics.jsonl" 2>/dev/null
-  ppo_and_evaluate "seed-$seed" "$PPO_TOP_P" "$run/ppo"
+  ppo_and_evaluate "seed-$seed" "$run/ppo"
   if [[ -n $paired_out ]]; then
     mkdir -p "$out/$paired_out/seed-$seed"
     cp -r "$out/seed-$seed/eval-sft" "$out/seed-$seed/sft-metrics.jsonl" "$out/$paired_out/seed-$seed/" 2>/dev/null
-    ppo_and_evaluate "$paired_out/seed-$seed" "$PAIRED_TOP_P" "$run/ppo-$paired_out"
+    # shellcheck disable=SC2086  # PAIRED: one word per setting
+    ppo_and_evaluate "$paired_out/seed-$seed" "$run/ppo-$paired_out" $PAIRED
   fi
   if [[ -n ${EVAL_MATRICES:-} ]]; then
     evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"

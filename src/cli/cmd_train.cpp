@@ -130,6 +130,7 @@ void run_ppo(ppo_args& a) {
     throw error(
         "train-ppo: --model-path is required (an HF Qwen3 directory or a train-sft output)");
   train::check_sft_anchor(!a.sft_anchor.empty(), a.ppo);
+  train::check_ppo_sampling(a.ppo);
   prepare_run_dir(a.ppo.run.run_dir);
   const std::unique_ptr<train::data_parallel> dp = join_data_parallel(a.model);
   a.ppo.run.parallel = dp.get();
@@ -173,10 +174,15 @@ void run_ppo(ppo_args& a) {
   evaluator judge(*runner, eval);
   a.ppo.run.seed = a.model.seed;
   std::fprintf(stderr,
-               "train-ppo: %zu tasks, %lld per step x %lld samples, advantage %s, executor %s\n",
+               "train-ppo: %zu tasks, %lld per step x %lld samples, advantage %s, executor %s; "
+               "sampling temperature %g top-p %g",
                tasks.size(), static_cast<long long>(a.ppo.batch_size),
                static_cast<long long>(a.ppo.samples_per_task), train::advantage_name(a.ppo).c_str(),
-               runner->name());
+               runner->name(), a.ppo.temperature, a.ppo.top_p);
+  if (a.ppo.header_temperature > 0)
+    std::fprintf(stderr, ", header temperature %g top-p %g", a.ppo.header_temperature,
+                 a.ppo.header_top_p);
+  std::fprintf(stderr, "\n");
   const train::ppo_result r = train::train_ppo(p, tasks, judge, a.ppo, anchor ? &*anchor : nullptr);
   if (!dp->is_main()) return;  // rank 0 writes the run's files
   const std::string final_dir = a.ppo.run.run_dir + "/final";
@@ -225,6 +231,13 @@ void add_ppo_command(CLI::App& app) {
   cmd->add_option("--temperature", o.temperature, "Sampling temperature")->capture_default_str();
   cmd->add_option("--top-k", o.top_k, "Sampling top-k (0: off)")->capture_default_str();
   cmd->add_option("--top-p", o.top_p, "Sampling top-p")->capture_default_str();
+  cmd->add_option("--header-temperature", o.header_temperature,
+                  "> 0: the program's header (FORMAT, LAUNCH, template line) sampled at this "
+                  "temperature and --header-top-p, the source after it as above (0: off)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--header-top-p", o.header_top_p, "Top-p of the header with --header-temperature")
+      ->capture_default_str();
   cmd->add_option("--kl-coef", o.kl_coef, "KL penalty to the reference policy")
       ->capture_default_str();
   cmd->add_option("--target-kl", o.target_kl, "Adaptive KL controller target (0: fixed)")

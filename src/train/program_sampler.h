@@ -2,6 +2,7 @@
 // Sampling kernel programs from the policy for a batch of (matrix, op) tasks: matrix prefix +
 // prompt in, generation until the program's end token, EOS or max_new_tokens. PPO's rollouts,
 // `sparserl generate` and the quickstart all sample through here.
+#include <optional>
 #include <vector>
 
 #include "kernel/program.h"
@@ -32,7 +33,17 @@ struct sampled_programs {
   torch::Tensor prefix;                       // [b, p, hidden], no grad
 };
 
+// The program's header: its text before the first blank line (FORMAT, LAUNCH and the expert
+// template's "// expert:" line), where the policy chooses the program; the source follows it.
+inline const char* program_header_end = "\n\n";
+
+// Every token is drawn with `sampling`; with `header` set, the header's tokens (up to and
+// including the one that completes program_header_end) are drawn with `header` instead and the
+// source after it with `sampling`, each program continuing from its own header. PPO explores
+// the choice of program this way without the broken sources that a flat distribution over every
+// token writes (docs/training.md, "Exploring the header").
 sampled_programs sample_programs(const policy& p, const std::vector<program_request>& requests,
-                                 int64_t max_new_tokens, const sampling_options& sampling);
+                                 int64_t max_new_tokens, const sampling_options& sampling,
+                                 const std::optional<sampling_options>& header = std::nullopt);
 
 }  // namespace sparserl::train

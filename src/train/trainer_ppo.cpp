@@ -73,7 +73,11 @@ rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int6
   const sampling_options sampling{c.o.temperature, c.o.top_k, c.o.top_p,
                                   c.o.run.seed * 1000003ull + static_cast<uint64_t>(step) +
                                       static_cast<uint64_t>(c.dp.rank()) * 0x9e3779b97f4a7c15ull};
-  sampled_programs sampled = sample_programs(c.p, requests, c.o.max_new_tokens, sampling);
+  std::optional<sampling_options> header;
+  if (c.o.header_temperature > 0)
+    header = sampling_options{c.o.header_temperature, 0, c.o.header_top_p,
+                              sampling.seed ^ 0x5bd1e995ull};
+  sampled_programs sampled = sample_programs(c.p, requests, c.o.max_new_tokens, sampling, header);
   r.generations = std::move(sampled.generations);
   r.prefix = sampled.prefix;
   prompts = std::move(sampled.prompts);
@@ -226,10 +230,20 @@ void check_sft_anchor(bool has_anchor, const ppo_options& o) {
     throw error("train-ppo: --sft-batch must be at least 1 and --sft-max-len at least 2");
 }
 
+void check_ppo_sampling(const ppo_options& o) {
+  validate(sampling_options{o.temperature, o.top_k, o.top_p, 0});
+  if (!(o.header_top_p > 0.0 && o.header_top_p <= 1.0))
+    throw error("train-ppo: --header-top-p " + std::to_string(o.header_top_p) +
+                " must be in (0, 1]");
+  if (o.header_temperature != 0 && o.temperature == 0)
+    throw error("train-ppo: --header-temperature needs a sampled source (--temperature > 0)");
+}
+
 ppo_result train_ppo(policy& p, const std::vector<ppo_task>& tasks, evaluator& judge,
                      const ppo_options& o, const lm_dataset* sft_anchor) {
   if (tasks.empty()) throw error("train-ppo: no tasks (matrices) to train on");
   check_sft_anchor(sft_anchor != nullptr, o);
+  check_ppo_sampling(o);
   if (sft_anchor && sft_anchor->train.empty())
     throw error("train-ppo: the SFT anchor (--sft-anchor) has no training examples");
   if (o.samples_per_task < 1)

@@ -36,6 +36,12 @@ struct ppo_options {
   double temperature = 1.0;
   int top_k = 0;
   double top_p = 1.0;
+  // > 0: the program's header (FORMAT, LAUNCH, template line; train/program_sampler.h) is drawn
+  // at this temperature and header_top_p (no top-k), the source after it as above: a group then
+  // tries the programs the policy gives some weight to, without the broken sources that a wide
+  // nucleus over every token writes. 0: the header is drawn as the source.
+  double header_temperature = 0;
+  double header_top_p = 1.0;
   double kl_coef = 0.05;
   double target_kl = 0;  // > 0: adaptive KL controller (Ziegler et al.) towards this KL
   double kl_horizon = 10000;
@@ -64,6 +70,8 @@ struct ppo_result {
 // Throws sparserl::error unless an anchor and sft_coef > 0 come together (and its batch and
 // length are usable): the CLI checks before it loads anything, train_ppo again.
 void check_sft_anchor(bool has_anchor, const ppo_options& o);
+// Throws sparserl::error when the rollouts' sampling options (the header's too) are out of range.
+void check_ppo_sampling(const ppo_options& o);
 
 // `sft_anchor`: the SFT examples of the anchor term (its train split), or null for none; given,
 // options.sft_coef must be > 0, and the other way round.

@@ -293,6 +293,20 @@ TEST_F(train_cli, group_ppo_samples_g_per_task_and_leaves_tied_groups_out) {
   bad = run_here(ppo + " --advantage vtrace -o " + path("bad"));
   EXPECT_EQ(bad.code, 1);
   EXPECT_THAT(bad.err, ::testing::HasSubstr("--advantage vtrace: expected rloo, grpo or gae"));
+  bad = run_here(ppo + " --samples-per-task 2 --header-temperature 1 --header-top-p 1.5 -o " +
+                 path("bad-header"));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.err, ::testing::HasSubstr("train-ppo: --header-top-p 1.5"));
+  EXPECT_FALSE(fs::exists(dir_ / "bad-header")) << "a refused run writes nothing";
+
+  // The header drawn on its own: the same step's layout and counts.
+  const run_result h =
+      run_here(ppo + " --samples-per-task 4 --header-temperature 1.5 -o " + path("ppo-header"));
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_THAT(h.err, ::testing::HasSubstr("header temperature 1.5 top-p 1\n"));
+  const nlohmann::json hm = nlohmann::json::parse(slurp(dir_ / "ppo-header/metrics.jsonl"));
+  EXPECT_EQ(hm.at("rollouts").get<double>(), 8);
+  EXPECT_EQ(hm.at("groups").get<double>(), 2);
 }
 
 // evaluate-policy on three small matrices on the CPU: counts agree with the verdicts, and the
