@@ -146,6 +146,12 @@ PPO_HEADER_TOP_P=${PPO_HEADER_TOP_P:-1}
 # PPO_HEADER_TOP_P); its logs and evaluations in $out/paired-SETTINGS/ (e.g. paired-top_p-1),
 # laid out and summarised like $out (the SFT evaluation copied there).
 PAIRED=${PAIRED:-}
+# SEEN_EVAL: also judge each seed's SFT and PPO policies on new matrices of the *training* families
+# (FAMILY:ORDER,...; generator seeds that no label, SFT or PPO matrix used, >= MIN_NNZ nonzeros):
+# whether what PPO learns carries to unseen matrices of the families it trained on, apart from
+# whether it carries to unseen families. Evaluations in $out/seen/seed-N/eval-{sft,ppo}/,
+# summarised like $out. "" (default): off. E.g. mesh2d:random,knn:random,powerlaw:random,...
+SEEN_EVAL=${SEEN_EVAL:-}
 PPO_LR=${PPO_LR:-1e-5}               # 2e-5 with 16-rollout updates drifted off SFT (docs/benchmarks.md)
 PPO_MINIBATCH=${PPO_MINIBATCH:-36}   # rollouts per update; >= PPO_BATCH x GROUP: one update a step
 EVAL_SAMPLES=${EVAL_SAMPLES:-4}
@@ -175,6 +181,11 @@ labels=${LABELS:-$PWD/data/labels/spmv-h200.jsonl.gz}
   { echo "gpu-learn: PPO_SFT_COEF must be a number >= 0, not '$PPO_SFT_COEF'" >&2; exit 2; }
 [[ $DETERMINISTIC == 0 || $DETERMINISTIC == 1 ]] ||
   { echo "gpu-learn: DETERMINISTIC must be 0 or 1, not '$DETERMINISTIC'" >&2; exit 2; }
+IFS=, read -r -a seen_specs <<<"$SEEN_EVAL"
+for spec in "${seen_specs[@]}"; do
+  [[ $spec =~ ^([a-z0-9_]+):(natural|random|rcm)$ && ,$TRAIN_FAMILIES, == *,${spec%%:*},* ]] ||
+    { echo "gpu-learn: SEEN_EVAL takes FAMILY:ORDER of the training families ($TRAIN_FAMILIES) and natural, random or rcm, not '$spec'" >&2; exit 2; }
+done
 for setting in $PAIRED; do
   [[ $setting =~ ^(PPO_TOP_P|PPO_HEADER_TEMPERATURE|PPO_HEADER_TOP_P)=[0-9]*\.?[0-9]+$ ]] ||
     { echo "gpu-learn: PAIRED takes PPO_TOP_P=, PPO_HEADER_TEMPERATURE= or PPO_HEADER_TOP_P= with a number, not '$setting'" >&2; exit 2; }
@@ -315,6 +326,15 @@ for f in "${held_fams[@]}"; do
   wait  # a family's matrices at once
 done
 say "held-out matrices: $(find "$held" -name "*.mtx" | wc -l), in $((SECONDS - start)) s"
+seen=$work/seen  # SEEN_EVAL's matrices: generator seed 7001, which nothing else uses
+if ((${#seen_specs[@]})); then
+  rm -rf "$seen" && mkdir -p "$seen"
+  for spec in "${seen_specs[@]}"; do
+    gen_large "${spec%%:*}" "${spec#*:}" 7001 "$base_rows" "$seen/${spec%%:*}-${spec#*:}.mtx" &
+  done
+  wait
+  say "seen-family matrices: $(find "$seen" -name "*.mtx" | wc -l) of ${#seen_specs[@]}"
+fi
 
 # 2-3. The corpus and the tokenizer (data, the same for every seed), then each seed's policy.
 "$bin" dataset corpus -o "$work/corpus.jsonl" --max-bytes $((4 << 20)) >"$out/corpus.log" 2>&1
@@ -415,6 +435,19 @@ for seed in $seeds; do
     # shellcheck disable=SC2086  # PAIRED: one word per setting
     ppo_and_evaluate "$paired_out/seed-$seed" "$run/ppo-$paired_out" $PAIRED
   fi
+  if ((${#seen_specs[@]})); then
+    # Their tuned best is searched once, by the first seed's SFT evaluation, and reused by content.
+    held_baselines=("${baselines[@]}")
+    baselines=()
+    [[ -f $work/seen-baselines.json ]] && baselines=(--baselines "$work/seen-baselines.json")
+    evaluate "seen/seed-$seed/eval-sft" "$run/sft/final" "$seen"
+    if ((${#baselines[@]} == 0)) &&
+      cp "$out/seen/seed-$seed/eval-sft/evaluate_policy.json" "$work/seen-baselines.json" 2>/dev/null; then
+      baselines=(--baselines "$work/seen-baselines.json")
+    fi
+    [[ -d $run/ppo/final ]] && evaluate "seen/seed-$seed/eval-ppo" "$run/ppo/final" "$seen"
+    baselines=("${held_baselines[@]}")
+  fi
   if [[ -n ${EVAL_MATRICES:-} ]]; then
     evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"
     [[ -d $run/ppo/final ]] && evaluate "seed-$seed/eval-ppo-extra" "$run/ppo/final" "$EVAL_MATRICES"
@@ -426,5 +459,6 @@ py=python3
 python3 -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
 "$py" tools/learning_summary.py "$out" 2>&1 | tee -a "$summary"
 [[ -n $paired_out ]] && "$py" tools/learning_summary.py "$out/$paired_out" 2>&1 | tee -a "$summary"
+((${#seen_specs[@]})) && "$py" tools/learning_summary.py "$out/seen" 2>&1 | tee -a "$summary"
 trap - TERM INT
 pack
