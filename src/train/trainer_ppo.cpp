@@ -73,7 +73,7 @@ rollouts generate_rollouts(ppo_context& c, const std::vector<int64_t>& idx, int6
   const sampling_options sampling{c.o.temperature, c.o.top_k, c.o.top_p,
                                   c.o.run.seed * 1000003ull + static_cast<uint64_t>(step) +
                                       static_cast<uint64_t>(c.dp.rank()) * 0x9e3779b97f4a7c15ull};
-  std::optional<sampling_options> header;
+  std::optional<sampling_options> header;  // its own stream, derived from the source's seed
   if (c.o.header_temperature > 0)
     header = sampling_options{c.o.header_temperature, 0, c.o.header_top_p,
                               sampling.seed ^ 0x5bd1e995ull};
