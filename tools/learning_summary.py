@@ -16,7 +16,8 @@ PPO's metrics, the share of groups (a matrix's samples in one step) whose sample
 (no signal; left out of the update); from PPO's rollout log (seed-N/ppo-rollouts.jsonl.gz, one
 line per sampled program), what PPO had to learn from: how many groups held two or more different
 correct programs, how many held one faster than the group's most sampled program by more than the
-timing noise (3%), and the share of rollouts that are their matrix's fastest program seen in the
+timing noise (3%) (also by the matrix's generator family: where PPO had something to learn), and
+the share of rollouts that are their matrix's fastest program seen in the
 run, in the first and the last quarter of the steps (rising: the policy moved towards faster
 programs); and the reward on the same matrices: each matrix drawn in two or more steps, the mean
 reward of its samples at its first draw against its last, and at each visit (the k-th draw of
@@ -34,6 +35,7 @@ import gzip
 import json
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -263,6 +265,13 @@ def rollout_log_path(seed_dir):
     return packed if os.path.exists(packed) else os.path.join(seed_dir, "ppo-rollouts.jsonl")
 
 
+def task_family(task):
+    """The generator family in a PPO task's name (dataset build's "gen-00067-knn-227235x227235"),
+    or "other"."""
+    m = re.match(r"gen-\d+-([a-z0-9_]+)-", task)
+    return m.group(1) if m else "other"
+
+
 def rollout_exploration(path):
     """What PPO's rollouts offered it to learn from (see the module's doc), or None without a log."""
     rows = read_metrics(path)
@@ -281,7 +290,10 @@ def rollout_exploration(path):
         if task not in best or s > median[(task, best[task])]:
             best[task] = sha
     explored = faster = 0
+    by_family = {}  # family -> [groups, groups with a faster program]
     for members in groups.values():
+        family = by_family.setdefault(task_family(members[0]["task"]), [0, 0])
+        family[0] += 1
         timed = {m["program_sha256"]: m["speedup"] for m in members
                  if m.get("correct") and m.get("speedup")}
         if len(timed) >= 2:
@@ -293,6 +305,7 @@ def rollout_exploration(path):
             mode = max(counts, key=counts.get)
             if mode in timed and max(timed.values()) > FASTER * timed[mode]:
                 faster += 1
+                family[1] += 1
     steps = sorted({r["step"] for r in rows})
     quarter = len(steps) // 4
     def best_share(chosen):
@@ -300,7 +313,7 @@ def rollout_exploration(path):
         return (sum(best.get(r["task"]) == r["program_sha256"] for r in picked) / len(picked)
                 if picked else None)
     out = {"rollouts": len(rows), "groups": len(groups), "groups_explored": explored,
-           "groups_with_faster": faster}
+           "groups_with_faster": faster, "groups_by_family": dict(sorted(by_family.items()))}
     if quarter:
         out["best_share_first_quarter"] = best_share(set(steps[:quarter]))
         out["best_share_last_quarter"] = best_share(set(steps[-quarter:]))
@@ -495,6 +508,17 @@ def markdown(doc):
             lines.append(f"| {seed} | {c['matrix']} | {c['sft_program']} | "
                          f"{c['sft_over_heuristic']:.3f} | {c['ppo_program']} | "
                          f"{c['ppo_over_heuristic']:.3f} | {c['kind']} |")
+        lines.append("")
+    families = {}  # over the seeds: where PPO's groups offered a faster program
+    for e in doc["seeds"].values():
+        for family, (n, f) in e.get("ppo_rollouts", {}).get("groups_by_family", {}).items():
+            families.setdefault(family, [0, 0])
+            families[family][0] += n
+            families[family][1] += f
+    if families:
+        lines += ["| PPO matrix family | groups | with a faster correct program |", "|---|---|---|"]
+        for family, (n, f) in sorted(families.items(), key=lambda kv: -kv[1][1]):
+            lines.append(f"| {family} | {n} | {f} ({100 * f / n:.0f}%) |")
         lines.append("")
     for key, value in doc["checks"].items():
         lines.append(f"- {key}: {value:.4f}" if isinstance(value, float) and not isinstance(value, bool)

@@ -273,6 +273,7 @@ def test_rollout_log_counts_what_ppo_could_learn_from(tmp_path, packed):
                              packed)
     x = doc["seeds"]["1"]["ppo_rollouts"]
     assert (x["rollouts"], x["groups"], x["groups_explored"], x["groups_with_faster"]) == (16, 4, 2, 1)
+    assert x["groups_by_family"] == {"other": [4, 1]}
     assert math.isclose(x["best_share_first_quarter"], 0.25)
     assert math.isclose(x["best_share_last_quarter"], 1.0)
     assert math.isclose(doc["checks"]["ppo_groups_explored"], 0.5)
@@ -300,3 +301,20 @@ def test_revisited_matrices_compare_their_first_and_last_draw(tmp_path):
     assert [round(v, 6) for v in x["revisited_reward_by_visit"]] == [0.5, 4.75]
     assert math.isclose(doc["checks"]["ppo_revisited_reward_rise_mean"], 0.25)
     assert doc["checks"]["ppo_revisited_reward_rising_seeds"] == 1
+
+
+def test_groups_with_a_faster_program_are_counted_by_family(tmp_path):
+    """Two knn groups (one offers a program 1.2x faster than its most sampled, one does not) and a
+    fem group whose samples are all one program: by family, knn 2 groups / 1 faster, fem 1 / 0; the
+    markdown lists them, the family with more first."""
+    def row(step, task, sha, speedup):
+        return {"step": step, "time": 0, "task": task, "group": 0, "program": sha,
+                "program_sha256": sha, "correct": True, "speedup": speedup}
+    knn, fem = "gen-00007-knn-200000x200000", "gen-00012-fem-90000x90000"
+    rows = ([row(1, knn, "P", 1.0), row(1, knn, "P", 1.0), row(1, knn, "Q", 1.2)] +
+            [row(2, knn, "P", 1.0), row(2, knn, "Q", 1.01), row(2, knn, "P", 1.0)] +
+            [row(3, fem, "B", 1.5), row(3, fem, "B", 1.5)])
+    doc = summarise_rollouts(tmp_path, rows)
+    assert doc["seeds"]["1"]["ppo_rollouts"]["groups_by_family"] == {"fem": [1, 0], "knn": [2, 1]}
+    md = (tmp_path / "learning.md").read_text()
+    assert md.index("| knn | 2 | 1 (50%) |") < md.index("| fem | 1 | 0 (0%) |")
