@@ -327,6 +327,7 @@ for f in "${held_fams[@]}"; do
 done
 say "held-out matrices: $(find "$held" -name "*.mtx" | wc -l), in $((SECONDS - start)) s"
 seen=$work/seen  # SEEN_EVAL's matrices: generator seed 7001, which nothing else uses
+rm -f "$work/seen-tuned.json" "$work/extra-tuned.json"  # evaluate_both's, from an earlier run
 if ((${#seen_specs[@]})); then
   rm -rf "$seen" && mkdir -p "$seen"
   for spec in "${seen_specs[@]}"; do
@@ -406,6 +407,21 @@ ppo_and_evaluate() {
     say "$dir: no PPO policy (see $out/$dir/ppo.log); final policy $run/sft/final"
   fi
 }
+# evaluate_both SFT_NAME PPO_NAME MATRICES TUNED: this seed's SFT and PPO policies on MATRICES
+# (beside the held-out ones), as evaluate does. Their tuned best is searched once, by the first of
+# these evaluations, kept in TUNED and reused by content by every later one, as for the held-out
+# matrices.
+evaluate_both() {
+  local sft_name=$1 ppo_name=$2 matrices=$3 tuned=$4 held_baselines=("${baselines[@]}")
+  baselines=()
+  [[ -f $tuned ]] && baselines=(--baselines "$tuned")
+  evaluate "$sft_name" "$run/sft/final" "$matrices"
+  if ((${#baselines[@]} == 0)) && cp "$out/$sft_name/evaluate_policy.json" "$tuned" 2>/dev/null; then
+    baselines=(--baselines "$tuned")
+  fi
+  [[ -d $run/ppo/final ]] && evaluate "$ppo_name" "$run/ppo/final" "$matrices"
+  baselines=("${held_baselines[@]}")
+}
 for seed in $seeds; do
   s0=$SECONDS
   run=$work/seed-$seed
@@ -435,23 +451,10 @@ for seed in $seeds; do
     # shellcheck disable=SC2086  # PAIRED: one word per setting
     ppo_and_evaluate "$paired_out/seed-$seed" "$run/ppo-$paired_out" $PAIRED
   fi
-  if ((${#seen_specs[@]})); then
-    # Their tuned best is searched once, by the first seed's SFT evaluation, and reused by content.
-    held_baselines=("${baselines[@]}")
-    baselines=()
-    [[ -f $work/seen-baselines.json ]] && baselines=(--baselines "$work/seen-baselines.json")
-    evaluate "seen/seed-$seed/eval-sft" "$run/sft/final" "$seen"
-    if ((${#baselines[@]} == 0)) &&
-      cp "$out/seen/seed-$seed/eval-sft/evaluate_policy.json" "$work/seen-baselines.json" 2>/dev/null; then
-      baselines=(--baselines "$work/seen-baselines.json")
-    fi
-    [[ -d $run/ppo/final ]] && evaluate "seen/seed-$seed/eval-ppo" "$run/ppo/final" "$seen"
-    baselines=("${held_baselines[@]}")
-  fi
-  if [[ -n ${EVAL_MATRICES:-} ]]; then
-    evaluate "seed-$seed/eval-sft-extra" "$run/sft/final" "$EVAL_MATRICES"
-    [[ -d $run/ppo/final ]] && evaluate "seed-$seed/eval-ppo-extra" "$run/ppo/final" "$EVAL_MATRICES"
-  fi
+  ((${#seen_specs[@]})) &&
+    evaluate_both seen/seed-"$seed"/eval-sft seen/seed-"$seed"/eval-ppo "$seen" "$work/seen-tuned.json"
+  [[ -n ${EVAL_MATRICES:-} ]] && evaluate_both seed-"$seed"/eval-sft-extra seed-"$seed"/eval-ppo-extra \
+    "$EVAL_MATRICES" "$work/extra-tuned.json"
   say "seed $seed: $((SECONDS - s0)) s"
 done
 say "recipe in $((SECONDS - t0)) s"

@@ -17,30 +17,28 @@ void continue_after_headers(const policy& p, const std::vector<std::vector<int32
                             std::vector<generation>& headers) {
   std::vector<int64_t> rows;
   std::vector<std::vector<int32_t>> continued;
+  size_t shortest_header = 0;  // of the rows that go on: the batch's budget is set by it
   for (size_t i = 0; i < headers.size(); ++i) {
-    if (headers[i].finish_reason != "stop") continue;  // ended by EOS or the length: as it is
+    generation& h = headers[i];
+    if (h.finish_reason != "stop") continue;  // ended by EOS or the length: as it is
+    if (static_cast<int64_t>(h.ids.size()) >= max_new_tokens) {  // no budget left for a source
+      h.finish_reason = "length";
+      continue;
+    }
+    if (rows.empty() || h.ids.size() < shortest_header) shortest_header = h.ids.size();
     rows.push_back(static_cast<int64_t>(i));
     std::vector<int32_t> ids = prompts[i];
-    ids.insert(ids.end(), headers[i].ids.begin(), headers[i].ids.end());
+    ids.insert(ids.end(), h.ids.begin(), h.ids.end());
     continued.push_back(std::move(ids));
   }
   if (rows.empty()) return;
   // One budget for the batch, that of the shortest header; each row is cut to its own below.
-  size_t shortest_header = headers[static_cast<size_t>(rows[0])].ids.size();
-  for (int64_t r : rows)
-    shortest_header = std::min(shortest_header, headers[static_cast<size_t>(r)].ids.size());
   g.max_new_tokens = max_new_tokens - static_cast<int64_t>(shortest_header);
-  for (int64_t r : rows) {
-    generation& h = headers[static_cast<size_t>(r)];
-    if (static_cast<int64_t>(h.ids.size()) >= max_new_tokens) h.finish_reason = "length";
-  }
-  if (g.max_new_tokens <= 0) return;
   g.stop_strings.clear();
   g.prefix_embeds = prefix.index_select(0, torch::tensor(rows, torch::kInt64).to(prefix.device()));
   const std::vector<generation> sources = generate(p.model(), continued, g);
   for (size_t j = 0; j < rows.size(); ++j) {
     generation& h = headers[static_cast<size_t>(rows[j])];
-    if (h.finish_reason == "length") continue;
     const size_t budget = static_cast<size_t>(max_new_tokens) - h.ids.size();
     const std::vector<int32_t>& more = sources[j].ids;
     const bool cut = more.size() > budget;
