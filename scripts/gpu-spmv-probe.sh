@@ -4,8 +4,10 @@
 #   MATRICES="powerlaw_random circuit" BENCH_ONLY="circuit" scripts/gpu-spmv-probe.sh
 # builds sparserl (for the generators), writes each matrix with the suite's spec (seed 2026),
 # compiles the probe with nvcc and runs it on each; BENCH_ONLY also runs `sparserl bench --only`
-# on those matrices (the harness's view of the same ones). Results under $OUT (or ./out):
-# probe.txt (one line per variant), bench-*/ and the logs.
+# on those matrices (the harness's view of the same ones), BENCH_SUITE=realistic|classic the
+# whole suite (SUITE_LIMIT_S, default 400). Results under $OUT (or ./out): probe.txt (one line
+# per variant), bench-*.json / .log and the logs (few files: the device tool returns a limited
+# number).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-$PWD/out}
@@ -70,4 +72,13 @@ for m in ${BENCH_ONLY:-}; do
   mv "$out/bench-$m/bench.json" "$out/bench-$m.json" 2>/dev/null
   rm -rf "${out:?}/bench-$m"
 done
+if [[ -n ${BENCH_SUITE:-} ]]; then
+  start=$SECONDS
+  mkdir -p "$work/bench"
+  timeout "${SUITE_LIMIT_S:-400}" "$bin" bench --device gpu --suite "$BENCH_SUITE" --workers 8 \
+    -o "$work/bench" >"$out/bench-$BENCH_SUITE.log" 2>&1
+  say "bench --suite $BENCH_SUITE rc=$? in $((SECONDS - start)) s: $(grep '^summary' "$out/bench-$BENCH_SUITE.log")"
+  cp "$work/bench/bench.json" "$out/bench-$BENCH_SUITE.json" 2>/dev/null
+fi
+rm -f "$out/nvcc.log"
 say "done"

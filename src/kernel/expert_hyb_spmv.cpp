@@ -1,7 +1,8 @@
 // HYB SpMV: spmv_hyb_ell writes every row from the ELL part (a thread per row or per
 // rows_per_thread rows a block apart, `batch` slots of each in flight, padding skipped), then
 // spmv_hyb_coo adds the overflow entries (the long rows' tails, split evenly: 32 x steps entries
-// per warp) with the warp-segmented COO scan and atomics.
+// per warp) with the warp-segmented COO scan and atomics. hyb4 is the same with coo4's COO part
+// (four consecutive entries a lane, 128 a warp step: expert_coo4_spmv.cpp).
 #include <algorithm>
 #include <cmath>
 
@@ -24,9 +25,31 @@ expert_template info() {
            {"rows_per_thread", {1, 2}, "ELL rows a thread sums, kBlock apart (1..4)"}}};
 }
 
+expert_template info4() {
+  return {"hyb4",
+          sparse_op::spmv,
+          format_kind::hyb,
+          "HYB with coo4's COO part: four entries a lane, 128-entry warp steps, streamed loads",
+          {{"width",
+            {0, 4, 8, 16, 32},
+            "ELL slots per row (0 = the harness's automatic width); derived from the row lengths"}},
+          {{"block", {256}, "threads per block of both entries (a multiple of 32)"},
+           {"steps", {1, 4}, "128-entry COO steps per warp"},
+           {"batch", {8}, "ELL slots of a row loaded together (1..16)"},
+           {"rows_per_thread", {1, 2}, "ELL rows a thread sums, kBlock apart (1..4)"}}};
+}
+
+// The COO part's steps per warp: 32-entry steps (hyb), 128-entry steps of four a lane (hyb4).
+const char* const steps_32 =
+    "constexpr int kSteps = SPARSERL_SPMV_HYB_COO_NNZ_PER_BLOCK / kBlock;  // 32-entry COO "
+    "chunks per warp";
+const char* const steps_128 =
+    "constexpr int kSteps = SPARSERL_SPMV_HYB_COO_NNZ_PER_BLOCK / (4 * kBlock);  // 128-entry "
+    "COO steps per warp";
+
 const char* const source = R"(
 constexpr int kBlock = SPARSERL_BLOCK;  // threads per block, as in the LAUNCH line
-constexpr int kSteps = SPARSERL_SPMV_HYB_COO_NNZ_PER_BLOCK / kBlock;  // 32-entry COO chunks per warp
+@STEPS@
 
 constexpr int kBatch = @batch@;                  // ELL slots of a row in flight
 constexpr int kRowsPerThread = SPARSERL_ROWS_PER_BLOCK / kBlock;  // ELL rows of a thread, kBlock apart
@@ -70,20 +93,25 @@ extern "C" __global__ void spmv_hyb_ell(@ARGS@) {
 }
 @SEGMENT@)";
 
-std::vector<expert_config> space(const matrix_features& f, int) {
-  // HYB pays when a few long rows would blow up ELL: ELL width near the typical row, the tail
-  // in COO.
-  std::vector<expert_config> out;
-  if (f.nnz == 0 || f.ell_padding_ratio <= 1.5) return out;
-  // Width 0 lets the harness take the ceil(rows / 3)-th longest row (a percentile the features
-  // lack); the others bracket the mean. mean + std is capped at 2 x mean: a few huge rows
-  // inflate std and would pad every row up to it.
+// Width 0 lets the harness take the ceil(rows / 3)-th longest row (a percentile the features
+// lack); the others bracket the mean. mean + std is capped at 2 x mean: a few huge rows inflate
+// std and would pad every row up to it.
+std::vector<int64_t> ell_widths(const matrix_features& f) {
   std::vector<int64_t> widths = {0};
   for (double w :
        {f.row_length_mean, std::min(f.row_length_mean + f.row_length_std, 2 * f.row_length_mean)}) {
     const int64_t width = clamp64(static_cast<int64_t>(std::ceil(w)), 1, f.row_length_max);
     if (std::find(widths.begin(), widths.end(), width) == widths.end()) widths.push_back(width);
   }
+  return widths;
+}
+
+std::vector<expert_config> space(const matrix_features& f, int) {
+  // HYB pays when a few long rows would blow up ELL: ELL width near the typical row, the tail
+  // in COO.
+  std::vector<expert_config> out;
+  if (f.nnz == 0 || f.ell_padding_ratio <= 1.5) return out;
+  const std::vector<int64_t> widths = ell_widths(f);
   // The COO part holds the long rows' tails: with very long rows, 16 steps per warp cut the
   // same-address atomics 4x (as in the COO space); on the H200 circuit matrix (rows of 400k)
   // 16 steps ran 1.18x faster than 4, so rows 16x longer get 64 too.
@@ -106,7 +134,20 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   return out;
 }
 
-kernel_program emit(const expert_config& c) {
+// hyb4 where HYB is offered, with the deeper ELL batch and both COO depths.
+std::vector<expert_config> space4(const matrix_features& f, int) {
+  std::vector<expert_config> out;
+  if (f.nnz == 0 || f.ell_padding_ratio <= 1.5) return out;
+  for (int64_t width : ell_widths(f))
+    for (int64_t steps : {1, 4})
+      out.push_back(
+          make_config(info4(), {{"width", width}},
+                      {{"block", 256}, {"steps", steps}, {"batch", 8}, {"rows_per_thread", 2}}));
+  return out;
+}
+
+// `per_lane` entries a lane in the COO part: 1 (hyb) or 4 (hyb4).
+kernel_program emit_hyb(const expert_config& c, int per_lane) {
   const int64_t block = c.param("block"), steps = c.param("steps");
   require_block(c, block);
   require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
@@ -117,21 +158,21 @@ kernel_program emit(const expert_config& c) {
   const std::string args = entry_args(sparse_op::spmv, format_kind::hyb);
   auto values = as_text(c.params);
   values["ARGS"] = args;
-  values["SEGMENT"] = fill(coo_segment_source, {{"ENTRY", "spmv_hyb_coo"},
-                                                {"ARGS", args},
-                                                {"NNZ", "coo_nnz"},
-                                                {"ROW", "coo_row_idx"},
-                                                {"COL", "coo_col_idx"},
-                                                {"VAL", "coo_values"}});
+  values["STEPS"] = per_lane == 4 ? steps_128 : steps_32;
+  values["SEGMENT"] = coo_segment(per_lane, "spmv_hyb_coo", args, "coo_");
   kernel_program p;
   p.launches = {rows_launch("spmv_hyb_ell", block, block * rows),
-                nnz_launch("spmv_hyb_coo", block, block * steps)};
+                nnz_launch("spmv_hyb_coo", block, block * per_lane * steps)};
   p.source = fill(source, values);
   return p;
 }
 
+kernel_program emit(const expert_config& c) { return emit_hyb(c, 1); }
+kernel_program emit4(const expert_config& c) { return emit_hyb(c, 4); }
+
 }  // namespace
 
 family hyb_spmv() { return {info(), space, emit}; }
+family hyb4_spmv() { return {info4(), space4, emit4}; }
 
 }  // namespace sparserl::expert_detail

@@ -91,12 +91,14 @@ family csr_vector_spmv();
 family csr_adaptive_spmv();
 family csr_merge_spmv();
 family csr_split_spmv();
+family coo4_spmv();
 family ell_spmv();
 family sell_spmv();
 family bsr_spmv();
 family dia_spmv();
 family coo_spmv();
 family hyb_spmv();
+family hyb4_spmv();
 family csr_rowgroup_spmm();
 family csr_merge_spmm();
 family ell_spmm();
@@ -167,8 +169,12 @@ bool sell_padding_bounded(const matrix_features& f, int64_t C, int64_t sigma);
 extern const char* const warp_sum_source;
 // The merge-path search and block cut shared by the merge templates (device source).
 extern const char* const merge_search_source;
-// The warp-segmented COO accumulation shared by COO and HYB (device source, @-placeholders).
-extern const char* const coo_segment_source;
+// The warp-segmented COO accumulation shared by COO and HYB: the kernel `entry` (arguments
+// `args`) over the COO arrays named prefix + nnz / row_idx / col_idx / values ("" for COO, "coo_"
+// for HYB's COO part), 32 entries a warp step (per_lane 1: coo, hyb) or 128, four consecutive
+// entries a lane (per_lane 4: coo4, hyb4). The template defines kBlock and kSteps.
+std::string coo_segment(int per_lane, const std::string& entry, const std::string& args,
+                        const std::string& prefix);
 
 // SpMM column tiles: a lane group of `group` lanes covers `tile` columns of C (k_per_block), in
 // steps of group * vec columns; lane l's step s, element v is column col0 + s * group * vec + v

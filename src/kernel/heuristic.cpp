@@ -55,10 +55,12 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     below 1M nonzeros, 16 when some row passes long_tail_row and there are 4M nonzeros to
 //     spread (R-MAT: 1.12x faster than 4 steps in one run, 5% slower in another), else 4;
 //     but when the lengths are even apart from a few huge rows (Gini <= 0.6, a row past
-//     long_tail_row) and there are 1M rows or more, HYB at the automatic width: the body as ELL
-//     (8 slots of 2 rows per thread in flight), the tails as COO in 16 steps (circuit: 0.77x vs
-//     COO's 0.63x of cuSPARSE, 16 steps 1.18x faster than 4, H200 2026-12-03); LP (longest row
-//     1673, Gini 0.36) was 5% faster with COO, and so were circuits of 113k-388k rows;
+//     long_tail_row) and there are 1M rows or more, coo4 in 2 steps: four consecutive entries a
+//     lane, 16-byte streamed loads, lane runs joined by one segmented scan (the 2M-row circuit:
+//     0.84x of cuSPARSE in the SpMV probe, H100 2026-12-07, where the library's best before,
+//     HYB, reached 0.71x in the suite and 16-step COO 0.75x in the probe; not yet timed by the
+//     suite itself); LP (longest row 1673, Gini 0.36) was 5% faster with COO, and so were
+//     circuits of 113k-388k rows;
 //  5. a square matrix in a random node order (mean |col - row| above a tenth of the width) that
 //     has a local order (RCM brings it 8x closer) and rows of 12 or more, or of 5 or more on
 //     300k rows or more (rcsr_long_rows and rcsr_min_rows, below): RCSR, x gathered into
@@ -124,12 +126,12 @@ expert_config pick_spmv(const matrix_features& f) {
   }
   if (expert_detail::skewed_rows(f)) {
     const bool long_tail = f.row_length_max > expert_detail::long_tail_row;
-    // A regular body with a few huge rows (low Gini): ELL for the body, COO for the tails, on
-    // large matrices (the 2M-row circuit); below 1M rows COO (10 timed circuit labels of
-    // 113k-388k rows: COO 4 steps within 0.995x of the fastest, HYB 0.45-0.71x).
+    // A regular body with a few huge rows (low Gini) on large matrices (the 2M-row circuit):
+    // coo4, four entries a lane, 2 steps (SpMV probe, H100 2026-12-07: 69 us against 79 for the
+    // library's best HYB and 88 for COO; cuSPARSE 57); below 1M rows COO (10 timed circuit
+    // labels of 113k-388k rows: COO 4 steps within 0.995x of the fastest, HYB 0.45-0.71x).
     if (f.row_length_gini <= 0.6 && f.ell_padding_ratio > 1.5 && long_tail && f.rows >= 1000000)
-      return config("hyb", op, format_kind::hyb, {{"width", 0}},
-                    {{"block", 256}, {"steps", 16}, {"batch", 8}, {"rows_per_thread", 2}});
+      return config("coo4", op, format_kind::coo, {}, {{"block", 256}, {"steps", 2}});
     // Steps per warp by size: small matrices need every warp they can get (small R-MAT, 0.5M
     // nonzeros: 1 step 1.13x faster than 4 in 2 of 3 H200 runs), 16 only when there are still
     // many chunks to spread.

@@ -62,10 +62,16 @@ std::vector<expert_config> spmv_configs() {
       make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
       make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
+      make("coo4", v, format_kind::coo, {{"block", 64}, {"steps", 1}}),
+      make("coo4", v, format_kind::coo, {{"block", 32}, {"steps", 3}}),
       make("hyb", v, format_kind::hyb,
            {{"block", 64}, {"steps", 2}, {"batch", 4}, {"rows_per_thread", 1}}, {{"width", 2}}),
       make("hyb", v, format_kind::hyb,
            {{"block", 32}, {"steps", 1}, {"batch", 3}, {"rows_per_thread", 3}}, {{"width", 0}}),
+      make("hyb4", v, format_kind::hyb,
+           {{"block", 64}, {"steps", 2}, {"batch", 4}, {"rows_per_thread", 1}}, {{"width", 2}}),
+      make("hyb4", v, format_kind::hyb,
+           {{"block", 32}, {"steps", 1}, {"batch", 8}, {"rows_per_thread", 2}}, {{"width", 0}}),
   };
 }
 
@@ -329,7 +335,7 @@ TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
   ASSERT_GT(f.row_length_max, expert_detail::long_tail_row);
   int long_chunks = 0;
   for (const expert_config& c : expert_space(sparse_op::spmv, f, 1)) {
-    if (c.name != "coo" && c.name != "hyb") continue;
+    if (c.name != "coo" && c.name != "hyb" && c.name != "coo4" && c.name != "hyb4") continue;
     long_chunks += c.param("steps") == 16;
     check_emulated(runner, c, a, 1);
   }

@@ -421,8 +421,8 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   const csr_matrix skewed = testing::from_lengths(6000, lengths, 1);
   // SpMV: COO splits every row across warps (faster than merge-path CSR on the H200 suite).
   EXPECT_EQ(pick(skewed).name, "coo");
-  // A regular body with a few huge rows (low Gini, rows past long_tail_row): HYB, the body in
-  // ELL, the tails in COO; the same body with rows of ~1700 (as LP): COO.
+  // A regular body with a few huge rows (low Gini, rows past long_tail_row): coo4, four entries
+  // a lane; the same body with rows of ~1700 (as LP): COO.
   std::vector<int32_t> body(3000, 6);
   for (size_t r = 0; r < body.size(); r += 5) body[r] = 4;
   body[7] = body[1501] = 2500;  // ~1700 distinct columns of 6000
@@ -433,10 +433,9 @@ TEST(ExpertHeuristic, PicksFollowTheStructure) {
   matrix_features body_features = compute_features(testing::from_lengths(6000, body, 5));
   EXPECT_EQ(pick_heuristic(sparse_op::spmv, body_features, 1).name, "coo");
   body_features.rows = 2000000;
-  const expert_config hyb = pick_heuristic(sparse_op::spmv, body_features, 1);
-  EXPECT_EQ(hyb.name, "hyb");
-  EXPECT_EQ(hyb.format_params.at("width"), 0);
-  EXPECT_EQ(hyb.params.at("steps"), 16);
+  const expert_config coo4 = pick_heuristic(sparse_op::spmv, body_features, 1);
+  EXPECT_EQ(coo4.name, "coo4");
+  EXPECT_EQ(coo4.params.at("steps"), 2);
   // SpMM: the nnz split, long rows' tails in HYB's COO part spread over lane groups, in long
   // chunks when the long rows are few beside an even body (low Gini), short ones otherwise.
   const expert_config split = pick(skewed, sparse_op::spmm);

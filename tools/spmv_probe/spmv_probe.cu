@@ -9,12 +9,17 @@
 // Variants (all fp32, y = A x):
 //   coo S            the library's COO template (zero y, warps scan 32 x S entries, atomics)
 //   coo_cs S         the same with the matrix streamed by __ldcs (evict-first), x by __ldg
-//   chunk S          CSR arrays, the COO template's work split (32 x S nonzeros a warp) with each
-//                    nonzero's row derived from row_ptr: a warp finds its first row by a 32-ary
-//                    search, then each step loads the 32 row ends after the current row and every
-//                    lane counts those <= its nonzero by a 5-step descent over shuffles. y zeroed
-//                    first, one atomic per row segment: 8 bytes a nonzero instead of COO's 12.
-//   chunk_cs S       the same, streamed by __ldcs
+//   coo4 S / coo4_cs S
+//                    four consecutive entries a lane (16-byte loads of row, column and value):
+//                    each lane sums its own runs of equal rows and adds its complete inner runs
+//                    at once; only the lanes' last runs go through the warp's segmented scan, so
+//                    a warp step covers 128 entries with the shuffles COO spends on 32.
+//   ell / ell_cs     the library's ELL template (a thread per row, column-major slots, padding -1)
+//                    with plain or streamed slot loads; only where ELL pads <= 3x
+// coo4_cs and ell_cs became the library's coo4 / hyb4 templates and its ELL template's loads
+// (src/kernel/); the probe keeps its own copies, since it times variants the library does not
+// have. The first run (commit 25bdab7, docs/results/spmv-probe-h100-2026-12-07a) also timed CSR
+// arrays with COO's split (rows found in row_ptr per step): slower than COO on every matrix.
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -103,148 +108,119 @@ __global__ void coo_kernel(int nnz, const int* __restrict__ row_idx,
   if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
 }
 
-// The row holding nonzero `e`: the largest r with row_ptr[r] <= e, by a 33-ary search: each
-// round the warp probes 32 rows spread over the interval and keeps the gap that holds e
-// (about 4 rounds for 10^6 rows, each one warp-wide load).
-__device__ __forceinline__ int warp_find_row(int lane, int rows, const int* __restrict__ row_ptr,
-                                             long long e) {
-  int lo = 0, hi = rows;  // row_ptr[lo] <= e < row_ptr[hi] (row_ptr[rows] = nnz > e)
-  while (hi - lo > 1) {
-    const int probe = lo + (int)((long long)(hi - lo) * (lane + 1) / 33);  // ascending, in [lo, hi)
-    // Probes ascend with the lane, so those at or before e are a prefix of the lanes.
-    const int count = __popc(__ballot_sync(kFull, row_ptr[probe] <= e));
-    const int last_le = __shfl_sync(kFull, probe, max(count - 1, 0));
-    const int first_gt = __shfl_sync(kFull, probe, min(count, 31));
-    if (count > 0) lo = last_le;
-    if (count < 32) hi = first_gt;
-  }
-  return lo;
-}
-
-// Rows r .. of nonzeros base .. base+31 (-1 past nnz): lane i's row is r + #{j : row_ptr[r+1+j]
-// <= base + i}, counted by a 5-step descent over the 32 row ends the warp loads; more than 31
-// ends inside the window (empty rows) move it on. r must start at or before base.
-__device__ __forceinline__ int step_row(int lane, int rows, int nnz,
-                                        const int* __restrict__ row_ptr, int r, long long base) {
-  int window = r, offset = -1;
-  while (true) {
-    const int idx = window + 1 + lane;
-    const long long end = idx <= rows ? (long long)row_ptr[idx] : (long long)nnz + 64;
-    const int p = (int)min(max(end - base, -1LL), 64LL);
-    int pos = 0;
-#pragma unroll
-    for (int s = 16; s >= 1; s >>= 1) {
-      const int pj = __shfl_sync(kFull, p, pos + s - 1);
-      if (pj <= lane) pos += s;
-    }
-    const int p31 = __shfl_sync(kFull, p, 31);
-    const bool beyond = pos == 31 && p31 <= lane;
-    if (offset < 0 && !beyond) offset = window - r + pos;
-    if (!__any_sync(kFull, offset < 0)) break;
-    window += 32;
-  }
-  return base + lane < nnz ? r + offset : -1;
-}
-
-// Module-scope scratch for rows split between warps (zeroed at load; each completed row leaves
-// its slot zeroed again): a row crossing the end of warp w's chunk meets in slot w.
-constexpr int kSlots = 1 << 20;
-__device__ float g_acc[kSlots];
-__device__ unsigned g_count[kSlots];
-
-// kInit: y was zeroed, every row segment is an atomic. Otherwise (the CSR ABI: y poisoned, one
-// kernel) each row is written once: rows inside the warp's chunk by a store, rows split between
-// warps through the scratch (the last share to arrive writes y), empty rows as 0.
-template <int kSteps, bool kStream, bool kInit>
-__global__ void chunk_kernel(int rows, int nnz, const int* __restrict__ row_ptr,
-                             const int* __restrict__ col_idx, const float* __restrict__ values,
-                             const float* __restrict__ x, float* __restrict__ y) {
+// Four consecutive entries a lane. Lane-local runs of one row: the first run may continue the
+// previous lane's last, inner runs are complete (added at once), the last run may go on in the
+// next lanes; a segmented scan over the lanes' last runs (a lane of one row passes its sum on)
+// joins them, and a last run is added where the next lane starts another row. The step's open
+// run is carried to the next step in lane 31, as in COO.
+template <int kSteps, bool kStream>
+__global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
+                            const int* __restrict__ col_idx, const float* __restrict__ values,
+                            const float* __restrict__ x, float* __restrict__ y) {
   const int lane = threadIdx.x & 31;
   const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
-  const long long chunk = 32LL * kSteps;
-  const long long first = warp * chunk;
-  if (!kInit && nnz == 0) {
-    if (warp == 0)
-      for (int r = lane; r < rows; r += 32) y[r] = 0.0f;
-    return;
-  }
-  if (first >= nnz) return;
-  const long long end = min(first + chunk, (long long)nnz);
-  int r = warp_find_row(lane, rows, row_ptr, first);
-  if (!kInit && first == 0)
-    for (int z = lane; z < r; z += 32) y[z] = 0.0f;  // empty rows before the first nonzero
-  // Write row R's share v: a store when the whole row lies in [first, end), else via its slot.
-  auto emit = [&](int R, float v) {
-    if (kInit) {
-      atomicAdd(&y[R], v);
-      return;
-    }
-    const long long s = row_ptr[R], t = row_ptr[R + 1];
-    if (s >= first && t <= end) {
-      y[R] = v;
-      return;
-    }
-    const long long w0 = s / chunk, w1 = (t - 1) / chunk;
-    const int slot = (int)(w0 % kSlots);
-    atomicAdd(&g_acc[slot], v);
-    __threadfence();
-    if (atomicAdd(&g_count[slot], 1u) == (unsigned)(w1 - w0)) {
-      y[R] = atomicExch(&g_acc[slot], 0.0f);
-      g_count[slot] = 0;
-    }
-  };
-  int carry_row = -1, prev_row = -1;
+  const long long first = warp * (128LL * kSteps);
+  int carry_row = -1;
   float carry = 0.0f;
   for (int step = 0; step < kSteps; ++step) {
-    const long long base = first + step * 32;
+    const long long base = first + step * 128LL;
     if (base >= nnz) break;
-    const int row = step_row(lane, rows, nnz, row_ptr, r, base);
-    const long long e = base + lane;
-    float v = 0.0f;
-    if (e < nnz) v = load<kStream>(&values[e]) * __ldg(&x[load<kStream>(&col_idx[e])]);
-    if (!kInit) {  // empty rows between this nonzero's row and the previous nonzero's
-      const int up = __shfl_up_sync(kFull, row, 1);
-      const int before = lane == 0 ? prev_row : up;
-      if (row >= 0 && before >= 0)
-        for (int z = before + 1; z < row; ++z) y[z] = 0.0f;
+    const long long e = base + 4 * lane;
+    int r[4];
+    float p[4];
+    if (e + 3 < nnz) {
+      const int4 rows4 = load<kStream>(reinterpret_cast<const int4*>(row_idx + e));
+      const int4 cols4 = load<kStream>(reinterpret_cast<const int4*>(col_idx + e));
+      const float4 vals4 = load<kStream>(reinterpret_cast<const float4*>(values + e));
+      r[0] = rows4.x, r[1] = rows4.y, r[2] = rows4.z, r[3] = rows4.w;
+      p[0] = vals4.x * __ldg(&x[cols4.x]);
+      p[1] = vals4.y * __ldg(&x[cols4.y]);
+      p[2] = vals4.z * __ldg(&x[cols4.z]);
+      p[3] = vals4.w * __ldg(&x[cols4.w]);
     } else {
-      (void)__shfl_up_sync(kFull, row, 1);
+#pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        r[k] = -1;  // past the end: a row of its own that is never written
+        p[k] = 0.0f;
+        if (e + k < nnz) {
+          r[k] = load<kStream>(&row_idx[e + k]);
+          p[k] = load<kStream>(&values[e + k]) * __ldg(&x[load<kStream>(&col_idx[e + k])]);
+        }
+      }
     }
+    // Lane-local runs.
+    const int head_row = r[0];
+    float head = 0.0f, run = p[0];
+    int run_row = r[0];
+    bool single = true;  // the lane is one run
+#pragma unroll
+    for (int k = 1; k < 4; ++k) {
+      if (r[k] == run_row) {
+        run += p[k];
+      } else {
+        if (single)
+          head = run;
+        else if (run_row >= 0)
+          atomicAdd(&y[run_row], run);
+        single = false;
+        run = p[k];
+        run_row = r[k];
+      }
+    }
+    // The carried run joins lane 0's first run.
     if (lane == 0) {
-      if (row == carry_row)
-        v += carry;
-      else if (carry_row >= 0)
-        emit(carry_row, carry);
+      if (carry_row == head_row) {
+        if (single)
+          run += carry;
+        else
+          head += carry;
+      } else if (carry_row >= 0) {
+        atomicAdd(&y[carry_row], carry);
+      }
     }
+    // Segmented inclusive scan of the lanes' last runs: a lane of one row that continues the
+    // previous lane's last row adds its sum; any other lane starts a segment.
+    const int prev_tail_row = __shfl_up_sync(kFull, run_row, 1);
+    float sum = run;
+    bool starts = !(single && lane > 0 && prev_tail_row == run_row);
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
-      const float up = __shfl_up_sync(kFull, v, offset);
-      const int up_row = __shfl_up_sync(kFull, row, offset);
-      if (lane >= offset && up_row == row) v += up;
+      const float up = __shfl_up_sync(kFull, sum, offset);
+      const bool up_starts = __shfl_up_sync(kFull, starts, offset);
+      if (lane >= offset) {
+        if (!starts) sum += up;
+        starts = starts || up_starts;
+      }
     }
-    const int next_row = __shfl_down_sync(kFull, row, 1);
-    if (lane < 31 && row >= 0 && next_row != row) emit(row, v);
-    carry_row = __shfl_sync(kFull, row, 31);
-    carry = __shfl_sync(kFull, v, 31);
-    // the last real nonzero's row: lane 31's, or the highest valid lane's at the end
-    const int last_valid = (int)min(31LL, (long long)nnz - 1 - base);
-    prev_row = __shfl_sync(kFull, row, last_valid);
-    r = prev_row;
-    if (carry_row < 0) {  // lane 31 was past nnz: its row is -1; the open segment is prev_row's
-      break;
+    // The first run, when it ends inside the lane: plus what the lanes before carried into it.
+    const float before = __shfl_up_sync(kFull, sum, 1);
+    if (!single && head_row >= 0) {
+      const float in = lane > 0 && prev_tail_row == head_row ? before : 0.0f;
+      atomicAdd(&y[head_row], head + in);
     }
+    // The last run ends here unless the next lane starts with its row.
+    const int next_head_row = __shfl_down_sync(kFull, head_row, 1);
+    if (lane < 31 && run_row >= 0 && next_head_row != run_row) atomicAdd(&y[run_row], sum);
+    carry_row = __shfl_sync(kFull, run_row, 31);
+    carry = __shfl_sync(kFull, sum, 31);
   }
-  if (lane == 0 && carry_row >= 0) emit(carry_row, carry);
-  // Empty rows that start where this chunk ends (the next chunk's search skips them), and the
-  // empty rows after the last nonzero.
-  if (!kInit && row_ptr[prev_row + 1] == end) {
-    for (int z0 = prev_row + 1; z0 < rows; z0 += 32) {
-      const int z = z0 + lane;
-      const bool empty = z < rows && row_ptr[z + 1] == end;
-      if (empty) y[z] = 0.0f;
-      if (!__all_sync(kFull, empty || z >= rows)) break;
-    }
+  if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
+}
+
+template <bool kStream>
+__global__ void ell_kernel(int rows, int width, const int* __restrict__ col_idx,
+                           const float* __restrict__ values, const float* __restrict__ x,
+                           float* __restrict__ y) {
+  const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (row >= rows) return;
+  float sum = 0.0f;
+  for (int j = 0; j < width; ++j) {
+    const size_t at = (size_t)j * rows + row;
+    const int c = load<kStream>(&col_idx[at]);
+    if (c < 0) break;
+    sum += load<kStream>(&values[at]) * __ldg(&x[c]);
   }
+  y[row] = sum;
 }
 
 struct matrix {
@@ -423,31 +399,48 @@ int main(int argc, char** argv) {
     zero_launch();                                                                          \
     coo_kernel<S, CSTREAM><<<grid_for(S), block>>>(nnz, d_row_idx, d_col, d_val, d_x, d_y); \
   })
-#define CHUNK(S, CSTREAM)                                                         \
-  time_variant(std::string(CSTREAM ? "chunk_cs " : "chunk ") + #S, [&] {          \
-    zero_launch();                                                                \
-    chunk_kernel<S, CSTREAM, true>                                                \
-        <<<grid_for(S), block>>>(m.rows, nnz, d_row_ptr, d_col, d_val, d_x, d_y); \
-  })
-#define CHUNK_CSR(S, CSTREAM)                                                                   \
-  time_variant(std::string(CSTREAM ? "chunk_csr_cs " : "chunk_csr ") + #S, [&] {                \
-    chunk_kernel<S, CSTREAM, false>                                                             \
-        <<<std::max(1u, grid_for(S)), block>>>(m.rows, nnz, d_row_ptr, d_col, d_val, d_x, d_y); \
+#define COO4(S, CSTREAM)                                                                         \
+  time_variant(std::string(CSTREAM ? "coo4_cs " : "coo4 ") + #S, [&] {                           \
+    zero_launch();                                                                               \
+    coo4_kernel<S, CSTREAM><<<(unsigned)((nnz + block * 4 * S - 1) / (block * 4 * S)), block>>>( \
+        nnz, d_row_idx, d_col, d_val, d_x, d_y);                                                 \
   })
   COO(1, false);
   COO(4, false);
-  COO(16, false);
   COO(1, true);
   COO(4, true);
-  CHUNK(1, false);
-  CHUNK(4, false);
-  CHUNK(16, false);
-  CHUNK(4, true);
-  CHUNK(16, true);
-  CHUNK_CSR(1, false);
-  CHUNK_CSR(4, false);
-  CHUNK_CSR(16, false);
-  CHUNK_CSR(4, true);
+  COO(16, true);
+  COO4(1, false);
+  COO4(1, true);
+  COO4(2, true);
+  COO4(4, true);
+
+  // ELL, column-major, padded with -1 / 0, where it pads at most 3x.
+  int width = 0;
+  for (int r = 0; r < m.rows; ++r) width = std::max(width, m.row_ptr[r + 1] - m.row_ptr[r]);
+  if ((double)width * m.rows <= 3.0 * nnz) {
+    std::vector<int> ell_col((size_t)width * m.rows, -1);
+    std::vector<float> ell_val((size_t)width * m.rows, 0.0f);
+    for (int r = 0; r < m.rows; ++r)
+      for (int k = m.row_ptr[r]; k < m.row_ptr[r + 1]; ++k) {
+        const size_t at = (size_t)(k - m.row_ptr[r]) * m.rows + r;
+        ell_col[at] = m.col_idx[k];
+        ell_val[at] = m.values[k];
+      }
+    int* d_ell_col = upload(ell_col);
+    float* d_ell_val = upload(ell_val);
+    for (int ell_block : {128, 256}) {
+      const unsigned grid = (unsigned)((m.rows + ell_block - 1) / ell_block);
+      time_variant("ell " + std::to_string(ell_block), [&] {
+        ell_kernel<false><<<grid, ell_block>>>(m.rows, width, d_ell_col, d_ell_val, d_x, d_y);
+      });
+      time_variant("ell_cs " + std::to_string(ell_block), [&] {
+        ell_kernel<true><<<grid, ell_block>>>(m.rows, width, d_ell_col, d_ell_val, d_x, d_y);
+      });
+    }
+    CK(cudaFree(d_ell_col));
+    CK(cudaFree(d_ell_val));
+  }
 
   const double bytes = 8.0 * nnz + 4.0 * (m.rows + 1) + 4.0 * m.cols + 4.0 * m.rows;
   printf("%s rows=%d nnz=%d min_bytes=%.1fMB best_cusparse=%s %.4f ms\n", name.c_str(), m.rows, nnz,
