@@ -2,7 +2,7 @@
 // rows_per_thread rows a block apart, `batch` slots of each in flight, padding skipped), then
 // spmv_hyb_coo adds the overflow entries (the long rows' tails, split evenly: 32 x steps entries
 // per warp) with the warp-segmented COO scan and atomics. hyb4 is the same with coo4's COO part
-// (four consecutive entries a lane, 128 a warp step: expert_coo4_spmv.cpp).
+// (four consecutive entries a lane, 128 a warp step: coo4 in expert_coo_spmv.cpp).
 #include <algorithm>
 #include <cmath>
 

@@ -308,7 +308,7 @@ extern "C" __global__ void @ENTRY@(@ARGS@) {
     const long long e = base + 4 * lane;
     int r[4];
     float p[4];
-    if (e + 3 < @NNZ@) {  // e is a multiple of 4 and each array starts 256-byte aligned
+    if (e + 3 < @NNZ@) {  // e is a multiple of 4; every array starts 16-byte aligned or more
       const int4 rows4 = __ldcs(reinterpret_cast<const int4*>(@ROW@ + e));
       const int4 cols4 = __ldcs(reinterpret_cast<const int4*>(@COL@ + e));
       const float4 vals4 = __ldcs(reinterpret_cast<const float4*>(@VAL@ + e));
