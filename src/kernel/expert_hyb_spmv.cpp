@@ -150,7 +150,8 @@ std::vector<expert_config> space4(const matrix_features& f, int) {
 kernel_program emit_hyb(const expert_config& c, int per_lane) {
   const int64_t block = c.param("block"), steps = c.param("steps");
   require_block(c, block);
-  require(steps >= 1 && steps <= 1024, c, "steps must be 1..1024");
+  require(steps >= 1 && steps * per_lane <= 1024, c,
+          "steps must be 1.." + std::to_string(1024 / per_lane));
   require(c.format_param("width") >= 0, c, "width must be >= 0");
   require(c.param("batch") >= 1 && c.param("batch") <= 16, c, "batch must be 1..16");
   const int64_t rows = c.param("rows_per_thread");

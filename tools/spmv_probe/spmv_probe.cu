@@ -328,8 +328,8 @@ int main(int argc, char** argv) {
   float *d_val = upload(m.values), *d_x = upload(x), *d_y = nullptr;
   CK(cudaMalloc(&d_y, std::max(1, m.rows) * sizeof(float)));
   std::vector<float> y(m.rows);
-  // max |y - ref| / (1e-5 * (row's sum of |a x|) + 1e-30): <= 1 passes
   auto poison = [&] { CK(cudaMemset(d_y, 0xff, m.rows * sizeof(float))); };  // NaN
+  // max |y - ref| / (1e-5 * (row's sum of |a x|) + 1e-30): <= 1 passes
   auto check = [&]() {
     CK(cudaMemcpy(y.data(), d_y, m.rows * sizeof(float), cudaMemcpyDeviceToHost));
     double worst = 0;
@@ -338,6 +338,20 @@ int main(int argc, char** argv) {
       worst = std::isnan(err) ? INFINITY : std::max(worst, err);
     }
     return worst;
+  };
+  struct result {
+    std::string variant;
+    double ms, err;
+  };
+  std::vector<result> results;
+  // One run checked on poisoned output, then the median of the timed runs.
+  auto time_variant = [&](const std::string& variant, auto&& run) {
+    poison();
+    run();
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    const double err = check();
+    results.push_back({variant, median_ms(run), err});
   };
 
   // cuSPARSE, the fastest of its CSR algorithms, preprocessed.
@@ -352,11 +366,6 @@ int main(int argc, char** argv) {
   const float one = 1.0f, zero = 0.0f;
   double best_cusparse = INFINITY;
   std::string best_alg;
-  struct result {
-    std::string variant;
-    double ms, err;
-  };
-  std::vector<result> results;
   for (const auto& choice : {std::pair{CUSPARSE_SPMV_CSR_ALG1, "cusparse_CSR_ALG1"},
                              std::pair{CUSPARSE_SPMV_CSR_ALG2, "cusparse_CSR_ALG2"}}) {
     const cusparseSpMVAlg_t alg = choice.first;
@@ -368,31 +377,20 @@ int main(int argc, char** argv) {
     CK(cudaMalloc(&buffer, std::max<size_t>(bytes, 1)));
     CS(cusparseSpMV_preprocess(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y,
                                CUDA_R_32F, alg, buffer));
-    auto run = [&] {
+    time_variant(alg_name, [&] {
       CS(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, A, X, &zero, Y, CUDA_R_32F, alg,
                       buffer));
-    };
-    poison();
-    run();
-    const double err = check();
-    const double ms = median_ms(run);
-    results.push_back({alg_name, ms, err});
-    if (err <= 1 && ms < best_cusparse) best_cusparse = ms, best_alg = alg_name;
+    });
+    const result& r = results.back();
+    if (r.err <= 1 && r.ms < best_cusparse) best_cusparse = r.ms, best_alg = alg_name;
     CK(cudaFree(buffer));
   }
 
   const int block = 256;
-  auto time_variant = [&](const std::string& variant, auto&& run) {
-    poison();
-    run();
-    CK(cudaGetLastError());
-    CK(cudaDeviceSynchronize());
-    const double err = check();
-    results.push_back({variant, median_ms(run), err});
-  };
   auto zero_launch = [&] { zero_y<<<(m.rows + 255) / 256, 256>>>(m.rows, d_y); };
-  auto grid_for = [&](int steps) {
-    return (unsigned)((nnz + block * steps - 1) / (block * steps));
+  // Blocks for `per_thread` entries a thread (COO: steps, coo4: 4 x steps).
+  auto grid_for = [&](int per_thread) {
+    return (unsigned)((nnz + block * per_thread - 1) / (block * per_thread));
   };
 #define COO(S, CSTREAM)                                                                     \
   time_variant(std::string(CSTREAM ? "coo_cs " : "coo ") + #S, [&] {                        \
@@ -402,8 +400,7 @@ int main(int argc, char** argv) {
 #define COO4(S, CSTREAM)                                                                         \
   time_variant(std::string(CSTREAM ? "coo4_cs " : "coo4 ") + #S, [&] {                           \
     zero_launch();                                                                               \
-    coo4_kernel<S, CSTREAM><<<(unsigned)((nnz + block * 4 * S - 1) / (block * 4 * S)), block>>>( \
-        nnz, d_row_idx, d_col, d_val, d_x, d_y);                                                 \
+    coo4_kernel<S, CSTREAM><<<grid_for(4 * S), block>>>(nnz, d_row_idx, d_col, d_val, d_x, d_y); \
   })
   COO(1, false);
   COO(4, false);
