@@ -107,7 +107,8 @@ void run_info(const info_options& o) {
                                       "block_size_fill",
                                       "row_span_max",
                                       "column_distance_mean",
-                                      "renumbered_distance_mean"};
+                                      "renumbered_distance_mean",
+                                      "hub_share"};
   stats s;
   for (const char* name : order) s.emplace_back(name, features.at(name));
   print_stats(s, o.json);

@@ -37,6 +37,7 @@ const std::vector<family>& families() {
       coo4_spmv(),
       hyb_spmv(),
       hyb4_spmv(),
+      hcoo_spmv(),
       csr_rowgroup_spmm(),
       csr_merge_spmm(),
       ell_spmm(),
@@ -294,103 +295,115 @@ extern "C" __global__ void @ENTRY@(@ARGS@) {
 // its own runs of one row and adds the complete inner ones at once; only the lanes' last runs go
 // through the warp's segmented scan, so 128 entries cost the shuffles coo_segment_source spends
 // on 32. Needs each array 16-byte aligned (every argument array is its own allocation).
-// Placeholders: ENTRY, ARGS, NNZ, ROW, COL, VAL.
+// Placeholders: ENTRY, ARGS, NNZ, ROW, COL, VAL and X_OF, the kernel's first lines, which define
+// `x_of(c)`, the x of column c (HCOO reads hub columns from shared memory there).
 const char* const coo4_segment_source = R"(
 extern "C" __global__ void @ENTRY@(@ARGS@) {
+@X_OF@
   const int lane = threadIdx.x & 31;
-  const long long warp = (long long)blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5);
-  const long long first = warp * (128LL * kSteps);
-  int carry_row = -1;  // the run open at the end of the previous step (lane 31's last)
-  float carry = 0.0f;
-  for (int step = 0; step < kSteps; ++step) {
-    const long long base = first + step * 128LL;
-    if (base >= @NNZ@) break;  // uniform across the warp
-    const long long e = base + 4 * lane;
-    int r[4];
-    float p[4];
-    if (e + 3 < @NNZ@) {  // e is a multiple of 4; every array starts 16-byte aligned or more
-      const int4 rows4 = __ldcs(reinterpret_cast<const int4*>(@ROW@ + e));
-      const int4 cols4 = __ldcs(reinterpret_cast<const int4*>(@COL@ + e));
-      const float4 vals4 = __ldcs(reinterpret_cast<const float4*>(@VAL@ + e));
-      r[0] = rows4.x, r[1] = rows4.y, r[2] = rows4.z, r[3] = rows4.w;
-      p[0] = vals4.x * __ldg(&x[cols4.x]);
-      p[1] = vals4.y * __ldg(&x[cols4.y]);
-      p[2] = vals4.z * __ldg(&x[cols4.z]);
-      p[3] = vals4.w * __ldg(&x[cols4.w]);
-    } else {
+  // Chunks of kSteps x 128 entries: warp w takes chunks w, w + W, w + 2W, ... (W: the grid's
+  // warps), so a grid that covers the entries gives each warp one chunk, a fixed grid several.
+  const long long warps = (long long)gridDim.x * (kBlock / 32);
+  for (long long warp = (long long)blockIdx.x * (kBlock / 32) + (threadIdx.x >> 5);
+       warp * (128LL * kSteps) < @NNZ@; warp += warps) {
+    const long long first = warp * (128LL * kSteps);
+    int carry_row = -1;  // the run open at the end of the previous step (lane 31's last)
+    float carry = 0.0f;
+    for (int step = 0; step < kSteps; ++step) {
+      const long long base = first + step * 128LL;
+      if (base >= @NNZ@) break;  // uniform across the warp
+      const long long e = base + 4 * lane;
+      int r[4];
+      float p[4];
+      if (e + 3 < @NNZ@) {  // e is a multiple of 4; every array starts 16-byte aligned or more
+        const int4 rows4 = __ldcs(reinterpret_cast<const int4*>(@ROW@ + e));
+        const int4 cols4 = __ldcs(reinterpret_cast<const int4*>(@COL@ + e));
+        const float4 vals4 = __ldcs(reinterpret_cast<const float4*>(@VAL@ + e));
+        r[0] = rows4.x, r[1] = rows4.y, r[2] = rows4.z, r[3] = rows4.w;
+        p[0] = vals4.x * x_of(cols4.x);
+        p[1] = vals4.y * x_of(cols4.y);
+        p[2] = vals4.z * x_of(cols4.z);
+        p[3] = vals4.w * x_of(cols4.w);
+      } else {
 #pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        r[k] = -1;  // past the end: a row of its own that is never written
-        p[k] = 0.0f;
-        if (e + k < @NNZ@) {
-          r[k] = __ldcs(&@ROW@[e + k]);
-          p[k] = __ldcs(&@VAL@[e + k]) * __ldg(&x[__ldcs(&@COL@[e + k])]);
+        for (int k = 0; k < 4; ++k) {
+          r[k] = -1;  // past the end: a row of its own that is never written
+          p[k] = 0.0f;
+          if (e + k < @NNZ@) {
+            r[k] = __ldcs(&@ROW@[e + k]);
+            p[k] = __ldcs(&@VAL@[e + k]) * x_of(__ldcs(&@COL@[e + k]));
+          }
         }
       }
-    }
-    // The lane's runs: the first may continue the previous lane's last run, inner runs are
-    // complete, the last may go on in the next lanes.
-    const int head_row = r[0];
-    float head = 0.0f, run = p[0];
-    int run_row = r[0];
-    bool single = true;  // the lane is one run
+      // The lane's runs: the first may continue the previous lane's last run, inner runs are
+      // complete, the last may go on in the next lanes.
+      const int head_row = r[0];
+      float head = 0.0f, run = p[0];
+      int run_row = r[0];
+      bool single = true;  // the lane is one run
 #pragma unroll
-    for (int k = 1; k < 4; ++k) {
-      if (r[k] == run_row) {
-        run += p[k];
-      } else {
-        if (single) head = run;
-        else if (run_row >= 0) atomicAdd(&y[run_row], run);
-        single = false;
-        run = p[k];
-        run_row = r[k];
+      for (int k = 1; k < 4; ++k) {
+        if (r[k] == run_row) {
+          run += p[k];
+        } else {
+          if (single) head = run;
+          else if (run_row >= 0) atomicAdd(&y[run_row], run);
+          single = false;
+          run = p[k];
+          run_row = r[k];
+        }
       }
-    }
-    if (lane == 0) {  // the carried run joins lane 0's first run
-      if (carry_row == head_row) {
-        if (single) run += carry;
-        else head += carry;
-      } else if (carry_row >= 0) {
-        atomicAdd(&y[carry_row], carry);
+      if (lane == 0) {  // the carried run joins lane 0's first run
+        if (carry_row == head_row) {
+          if (single) run += carry;
+          else head += carry;
+        } else if (carry_row >= 0) {
+          atomicAdd(&y[carry_row], carry);
+        }
       }
-    }
-    // Segmented inclusive scan of the lanes' last runs: a lane of one run that continues the
-    // previous lane's last row adds on; every other lane starts a segment.
-    const int prev_last_row = __shfl_up_sync(0xffffffffu, run_row, 1);
-    float sum = run;
-    bool starts = !(single && lane > 0 && prev_last_row == run_row);
+      // Segmented inclusive scan of the lanes' last runs: a lane of one run that continues the
+      // previous lane's last row adds on; every other lane starts a segment.
+      const int prev_last_row = __shfl_up_sync(0xffffffffu, run_row, 1);
+      float sum = run;
+      bool starts = !(single && lane > 0 && prev_last_row == run_row);
 #pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-      const float up = __shfl_up_sync(0xffffffffu, sum, offset);
-      const bool up_starts = __shfl_up_sync(0xffffffffu, starts, offset);
-      if (lane >= offset) {
-        if (!starts) sum += up;
-        starts = starts || up_starts;
+      for (int offset = 1; offset < 32; offset *= 2) {
+        const float up = __shfl_up_sync(0xffffffffu, sum, offset);
+        const bool up_starts = __shfl_up_sync(0xffffffffu, starts, offset);
+        if (lane >= offset) {
+          if (!starts) sum += up;
+          starts = starts || up_starts;
+        }
       }
+      // A first run that ends inside the lane, plus what the lanes before carried into it.
+      const float before = __shfl_up_sync(0xffffffffu, sum, 1);
+      if (!single && head_row >= 0)
+        atomicAdd(&y[head_row], head + (lane > 0 && prev_last_row == head_row ? before : 0.0f));
+      // The last run ends here unless the next lane starts with its row.
+      const int next_head_row = __shfl_down_sync(0xffffffffu, head_row, 1);
+      if (lane < 31 && run_row >= 0 && next_head_row != run_row) atomicAdd(&y[run_row], sum);
+      carry_row = __shfl_sync(0xffffffffu, run_row, 31);
+      carry = __shfl_sync(0xffffffffu, sum, 31);
     }
-    // A first run that ends inside the lane, plus what the lanes before carried into it.
-    const float before = __shfl_up_sync(0xffffffffu, sum, 1);
-    if (!single && head_row >= 0)
-      atomicAdd(&y[head_row], head + (lane > 0 && prev_last_row == head_row ? before : 0.0f));
-    // The last run ends here unless the next lane starts with its row.
-    const int next_head_row = __shfl_down_sync(0xffffffffu, head_row, 1);
-    if (lane < 31 && run_row >= 0 && next_head_row != run_row) atomicAdd(&y[run_row], sum);
-    carry_row = __shfl_sync(0xffffffffu, run_row, 31);
-    carry = __shfl_sync(0xffffffffu, sum, 31);
+    if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
   }
-  if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
 }
 )";
 
+// coo4's read of x at a column: `x_of(c)`, defined at the top of its kernel.
+const char* const plain_x_of =
+    "  const auto x_of = [&](int c) { return __ldg(&x[c]); };  // read-only path";
+
 std::string coo_segment(int per_lane, const std::string& entry, const std::string& args,
-                        const std::string& prefix) {
+                        const std::string& prefix, const std::string& x_of) {
   return fill(per_lane == 4 ? coo4_segment_source : coo_segment_source,
               {{"ENTRY", entry},
                {"ARGS", args},
                {"NNZ", prefix + "nnz"},
                {"ROW", prefix + "row_idx"},
                {"COL", prefix + "col_idx"},
-               {"VAL", prefix + "values"}});
+               {"VAL", prefix + "values"},
+               {"X_OF", x_of.empty() ? plain_x_of : x_of}});
 }
 
 }  // namespace expert_detail

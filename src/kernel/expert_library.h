@@ -99,6 +99,7 @@ family dia_spmv();
 family coo_spmv();
 family hyb_spmv();
 family hyb4_spmv();
+family hcoo_spmv();
 family csr_rowgroup_spmm();
 family csr_merge_spmm();
 family ell_spmm();
@@ -172,9 +173,12 @@ extern const char* const merge_search_source;
 // The warp-segmented COO accumulation shared by COO and HYB: the kernel `entry` (arguments
 // `args`) over the COO arrays named prefix + nnz / row_idx / col_idx / values ("" for COO, "coo_"
 // for HYB's COO part), 32 entries a warp step (per_lane 1: coo, hyb) or 128, four consecutive
-// entries a lane (per_lane 4: coo4, hyb4). The template defines kBlock and kSteps.
+// entries a lane (per_lane 4: coo4, hyb4, hcoo). The template defines kBlock and kSteps. With
+// per_lane 4, warps take chunks grid-stride (one each when the grid covers the entries) and
+// `x_of`, when not empty, replaces the kernel's first lines, which define `x_of(c)` (the x of
+// column c; by default __ldg(&x[c])).
 std::string coo_segment(int per_lane, const std::string& entry, const std::string& args,
-                        const std::string& prefix);
+                        const std::string& prefix, const std::string& x_of = "");
 
 // SpMM column tiles: a lane group of `group` lanes covers `tile` columns of C (k_per_block), in
 // steps of group * vec columns; lane l's step s, element v is column col0 + s * group * vec + v

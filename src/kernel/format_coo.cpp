@@ -17,16 +17,15 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>&, 
 
 // The conversion above as host code for exported headers (format_registry.h).
 constexpr const char* host_conversion = R"host(
-// The CSR entries in CSR order, i.e. sorted by (row,
-                                    // column), with explicit rows.
-                                    f.nnz = static_cast<int>(a.nnz);
-                                    f.row_idx.resize(a.col_idx.size());
-                                    for (int r = 0; r < a.rows; ++r)
-                                      for (int e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) f.row_idx[e] = r;
-                                    f.col_idx = a.col_idx;
-                                    f.values = a.values;
-                                    f.work_rows = a.rows;
-                                    f.work_nnz = a.nnz;
+// The CSR entries in CSR order, i.e. sorted by (row, column), with explicit rows.
+f.nnz = static_cast<int>(a.nnz);
+f.row_idx.resize(a.col_idx.size());
+for (int r = 0; r < a.rows; ++r)
+  for (int e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e) f.row_idx[e] = r;
+f.col_idx = a.col_idx;
+f.values = a.values;
+f.work_rows = a.rows;
+f.work_nnz = a.nnz;
 )host";
 
 }  // namespace

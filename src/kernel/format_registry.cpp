@@ -7,9 +7,9 @@ namespace sparserl {
 const std::vector<format_info>& format_registry() {
   static const std::vector<format_info> all = [] {
     std::vector<format_info> out = {
-        format_files::csr(),  format_files::coo(),   format_files::ell(),
-        format_files::sell(), format_files::bsr(),   format_files::dia(),
-        format_files::hyb(),  format_files::csr16(), format_files::rcsr()};
+        format_files::csr(),  format_files::coo(), format_files::ell(), format_files::sell(),
+        format_files::bsr(),  format_files::dia(), format_files::hyb(), format_files::csr16(),
+        format_files::rcsr(), format_files::hcoo()};
     for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<size_t>(out[i].kind) != i)
         throw error(std::string("format registry: ") + out[i].name +

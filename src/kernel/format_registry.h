@@ -98,6 +98,7 @@ format_info dia();
 format_info hyb();
 format_info csr16();
 format_info rcsr();
+format_info hcoo();
 }  // namespace format_files
 
 }  // namespace sparserl

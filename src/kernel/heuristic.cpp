@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sparse/formats.h"
+
 namespace sparserl {
 
 namespace {
@@ -50,16 +52,19 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //  3. DIA streams no more bytes than CSR (stencils, banded): DIA, a coalesced stream with no
 //     indices (best on every stencil and the banded matrix of the suite), unrolled by 8 with 2
 //     rows per thread from 270,336 rows (the H200's resident threads), unrolled by 4 below;
-//  4. power-law rows (max > 32 x mean, or Gini > 0.6): COO, whose warps split every row evenly
-//     (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and LP matrices), 1 step per warp
-//     below 1M nonzeros, 16 when some row passes long_tail_row and there are 4M nonzeros to
-//     spread (R-MAT: 1.12x faster than 4 steps in one run, 5% slower in another), else 4;
-//     but when the lengths are even apart from a few huge rows (Gini <= 0.6, a row past
-//     long_tail_row) and there are 1M rows or more, coo4 in 2 steps: four consecutive entries a
-//     lane, 16-byte streamed loads, lane runs joined by one segmented scan (the 2M-row circuit:
-//     0.84x of cuSPARSE in the SpMV probe, H100 2026-12-07, where the library's best before,
-//     HYB, reached 0.71x in the suite and 16-step COO 0.75x in the probe; not yet timed by the
-//     suite itself); LP (longest row 1673, Gini 0.36) was 5% faster with COO, and so were
+//  4. power-law rows (max > 32 x mean, or Gini > 0.6): when a fifth or more of the nonzeros lie
+//     in the 12288 most referenced columns (hub_share) of 500k columns or more, HCOO with a
+//     49152-column hub table in shared memory (realistic suite, H100 2026-12-07: both power-law
+//     graphs 1.30-1.31x of cuSPARSE, where the best before reached 0.97x and 1.10x); else COO,
+//     whose warps split every row evenly (it beat merge-path CSR 1.3-2x on the R-MAT, circuit and
+//     LP matrices), 1 step per warp below 1M nonzeros, 16 when some row passes long_tail_row and
+//     there are 4M nonzeros to spread (R-MAT: 1.12x faster than 4 steps in one run, 5% slower in
+//     another), else 4; but when the lengths are even apart from a few huge rows (Gini <= 0.6, a
+//     row past long_tail_row) and there are 1M rows or more, coo4 in 2 steps: four consecutive
+//     entries a lane, 16-byte streamed loads, lane runs joined by one segmented scan (the 2M-row
+//     circuit: 0.84x of cuSPARSE in the SpMV probe, H100 2026-12-07, where the library's best
+//     before, HYB, reached 0.71x in the suite and 16-step COO 0.75x in the probe; not yet timed by
+//     the suite itself); LP (longest row 1673, Gini 0.36) was 5% faster with COO, and so were
 //     circuits of 113k-388k rows;
 //  5. a square matrix in a random node order (mean |col - row| above a tenth of the width) that
 //     has a local order (RCM brings it 8x closer) and rows of 12 or more, or of 5 or more on
@@ -68,8 +73,9 @@ bool dia_moves_fewer_bytes(const matrix_features& f) {
 //     mesh2d / mesh3d / kNN in random order 1.31-2.04x of cuSPARSE with RCSR against 1.03-1.11x
 //     without; road in random order, 3.8 per row, 0.68x of ELL: the gather and the scattered
 //     write cost a random access per row, which short rows do not pay back);
-//  6. ELL padding <= 1.2 (nearly even rows) and columns spread over the whole matrix: ELL, a
-//     thread per row, coalesced (when a row's columns lie near it, CSR's cached x wins);
+//  6. ELL padding <= 1.2 (nearly even rows), or <= 4/3 with rows shorter than 5 (road graphs),
+//     and columns spread over the whole matrix: ELL, a thread per row, coalesced (when a row's
+//     columns lie near it, CSR's cached x wins);
 //  7. uneven rows (std > mean): CSR-adaptive, which bins short / medium / long rows per block;
 //  8. short rows (mean < 3), or rows up to 12 whose columns lie near them: csr_scalar;
 //     otherwise csr_vector with about two nonzeros per lane (four when the columns lie near the
@@ -91,6 +97,9 @@ constexpr int64_t resident_threads = 132 * 2048;
 // on the 8 timed labels of 113k-253k rows, 0.99-1.00x on the 3 of 332k-383k; 1.29-1.31x of
 // cuSPARSE on the realistic suite's 1.8M rows; kNN with 9 per row at 143k rows: 0.94x).
 constexpr double rcsr_long_rows = 12;
+// HCOO's hub table pays where x is far larger than the table and the caches (measured on 1M
+// columns; below, x's hot lines stay in L1 / L2 anyway).
+constexpr int32_t hcoo_min_cols = 500000;
 constexpr int64_t rcsr_min_rows = 300000;
 
 expert_config pick_spmv(const matrix_features& f) {
@@ -125,6 +134,13 @@ expert_config pick_spmv(const matrix_features& f) {
                   {{"block", 256}, {"unroll", large ? 8 : 4}, {"rows_per_thread", large ? 2 : 1}});
   }
   if (expert_detail::skewed_rows(f)) {
+    // A fifth or more of the nonzeros in the 12288 most referenced columns of a large x
+    // (power-law graphs): HCOO with the largest hub table, one block a multiprocessor, 1 step
+    // (realistic suite, H100 2026-12-07: power-law in random order 1.31x of cuSPARSE against
+    // 0.98x for coo4 here and 0.97x for the best before, in natural order 1.30x against 1.10x).
+    if (f.hub_share >= 0.2 && f.cols >= hcoo_min_cols)
+      return config("hcoo", op, format_kind::hcoo, {{"hubs", hub_coo_matrix::max_hubs}},
+                    {{"block", 512}, {"grid", 132}, {"steps", 1}});
     const bool long_tail = f.row_length_max > expert_detail::long_tail_row;
     // A regular body with a few huge rows (low Gini) on large matrices (the 2M-row circuit):
     // coo4, four entries a lane, 2 steps (SpMV probe, H100 2026-12-07: 69 us against 79 for the
@@ -152,6 +168,12 @@ expert_config pick_spmv(const matrix_features& f) {
   const bool local = f.bandwidth < std::max(f.rows, f.cols) / 4;
   if (f.ell_padding_ratio <= 1.2 && !local)
     return config("ell", op, format_kind::ell, {}, {{"block", 256}, {"unroll", 1}});
+  // Rows of fewer than 5 at most a third padded (road graphs in random order, 3.8 a row, padding
+  // 1.32): ELL in blocks of 128, the tuned best in all six realistic-suite runs (H200 2026-12-04
+  // to H100 2026-12-07, 0.99-1.07x of cuSPARSE) where csr_vector, picked before, reached
+  // 0.94-0.96x.
+  if (mean < 5 && f.ell_padding_ratio <= 4.0 / 3.0 && !local)
+    return config("ell", op, format_kind::ell, {}, {{"block", 128}, {"unroll", 1}});
   if (f.row_length_std > mean)
     return config(
         "csr_adaptive", op, format_kind::csr, {},

@@ -14,7 +14,7 @@ namespace sparserl {
 
 enum class sparse_op { spmv, spmm };
 // In the order of kernel/format_registry.cpp.
-enum class format_kind { csr, coo, ell, sell, bsr, dia, hyb, csr16, rcsr };
+enum class format_kind { csr, coo, ell, sell, bsr, dia, hyb, csr16, rcsr, hcoo };
 
 const char* op_name(sparse_op op);                                 // "spmv"
 const char* format_name(format_kind format);                       // "CSR"

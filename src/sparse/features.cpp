@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -157,6 +158,19 @@ double renumbered_distance_mean(const csr_matrix& a, double own) {
   return distance_from_diagonal(renumbered).mean / static_cast<double>(std::max(a.rows, 1));
 }
 
+double hub_share(const csr_matrix& a) {
+  if (a.nnz() == 0) return 0;
+  std::vector<int64_t> count(static_cast<size_t>(a.cols), 0);
+  for (int32_t c : a.col_idx) ++count[c];
+  const size_t hubs =
+      std::min<size_t>(hub_columns, (count.size() + hub_column_fraction - 1) / hub_column_fraction);
+  std::nth_element(count.begin(), count.begin() + static_cast<std::ptrdiff_t>(hubs), count.end(),
+                   std::greater<int64_t>());
+  int64_t in_hubs = 0;
+  for (size_t i = 0; i < hubs; ++i) in_hubs += count[i];
+  return static_cast<double>(in_hubs) / static_cast<double>(a.nnz());
+}
+
 }  // namespace
 
 matrix_features compute_features(const csr_matrix& a) {
@@ -179,6 +193,7 @@ matrix_features compute_features(const csr_matrix& a) {
   f.column_distance_mean =
       distance_from_diagonal(a).mean / static_cast<double>(std::max({a.rows, a.cols, 1}));
   f.renumbered_distance_mean = renumbered_distance_mean(a, f.column_distance_mean);
+  f.hub_share = hub_share(a);
   // An empty matrix needs no padding: ratio 1 keeps "1 = no padding" true and avoids 0 / 0.
   f.ell_padding_ratio =
       f.nnz == 0 ? 1.0
@@ -208,7 +223,8 @@ nlohmann::json features_to_json(const matrix_features& f) {
           {"block_size_fill", f.block_size_fill},
           {"row_span_max", f.row_span_max},
           {"column_distance_mean", f.column_distance_mean},
-          {"renumbered_distance_mean", f.renumbered_distance_mean}};
+          {"renumbered_distance_mean", f.renumbered_distance_mean},
+          {"hub_share", f.hub_share}};
 }
 
 }  // namespace sparserl

@@ -34,7 +34,19 @@ struct matrix_features {
   // equals column_distance_mean. A mesh or kNN graph numbered at random drops from ~1/3 to below
   // 1%; an Erdos-Renyi or power-law graph has no local order to find and stays far.
   double renumbered_distance_mean = 0;
+  // The share of the nonzeros in the most referenced columns, as many as a hub table holds
+  // (hub_columns) but at most one in 80 (0 when empty): how concentrated x's traffic is, and on
+  // large matrices how much of it HCOO's table of those columns' x in shared memory serves.
+  // About 0.27 on the realistic suite's power-law graphs (1M columns), ~0.01 on meshes.
+  double hub_share = 0;
 };
+
+// The hub count hub_share measures on large matrices (48 KiB of floats: what one block's shared
+// memory holds without an opt-in).
+inline constexpr int32_t hub_columns = 12288;
+// At most this share of the columns counts as hubs (so the share means concentration on small
+// matrices too, and equals the hub table's share from about a million columns on).
+inline constexpr int32_t hub_column_fraction = 80;
 
 // column_distance_mean above this reads as a random node order (a shuffle gives ~1/3).
 inline constexpr double random_order_distance = 0.1;

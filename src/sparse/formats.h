@@ -93,6 +93,20 @@ struct csr16_matrix {
   int64_t nnz() const { return static_cast<int64_t>(values.size()); }
 };
 
+// Hub COO: COO (sorted by (row, column), CSR order) whose entries in the `hubs` most referenced
+// columns store ~slot (a negative number) instead of the column: hub_cols[slot] is the column.
+// Hub slots go to the columns with the most entries, ties by lower column; columns without
+// entries never become hubs, so hub_cols may be shorter than asked. A kernel gathers the hubs'
+// x once (work[slot] = x[hub_cols[slot]]) and reads hub entries from a block's shared copy.
+struct hub_coo_matrix {
+  static constexpr int32_t max_hubs = 49152;  // 192 KiB of shared memory as floats
+  int32_t rows = 0, cols = 0;
+  std::vector<int32_t> row_idx, col_idx;  // col_idx < 0: hub slot ~col_idx
+  std::vector<float> values;
+  std::vector<int32_t> hub_cols;
+  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+};
+
 // Reordered CSR: the square matrix renumbered symmetrically, B = P A P^T, by reverse
 // Cuthill-McKee (sparse/node_order.h, pattern taken as A + A^T), stored as CSR. perm[p] is the
 // original row (and column) at new position p; row p of B is original row perm[p] with its
@@ -109,6 +123,10 @@ struct rcsr_matrix {
 };
 
 coo_matrix to_coo(const csr_matrix& a);
+// Throws when hubs is outside [0, hub_coo_matrix::max_hubs].
+hub_coo_matrix to_hub_coo(const csr_matrix& a, int32_t hubs);
+// The CSR matrix an HCOO layout holds (to_csr(to_hub_coo(a, h)) == a).
+csr_matrix to_csr(const hub_coo_matrix& a);
 ell_matrix to_ell(const csr_matrix& a, int64_t max_elements = default_max_padded_elements);
 sell_matrix to_sell(const csr_matrix& a, int32_t C, int32_t sigma,
                     int64_t max_elements = default_max_padded_elements);
@@ -145,5 +163,6 @@ void spmv(const dia_matrix& a, const float* x, float* y);
 void spmv(const hyb_matrix& a, const float* x, float* y);
 void spmv(const csr16_matrix& a, const float* x, float* y);
 void spmv(const rcsr_matrix& a, const float* x, float* y);
+void spmv(const hub_coo_matrix& a, const float* x, float* y);
 
 }  // namespace sparserl

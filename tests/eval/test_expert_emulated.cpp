@@ -72,6 +72,12 @@ std::vector<expert_config> spmv_configs() {
            {{"block", 64}, {"steps", 2}, {"batch", 4}, {"rows_per_thread", 1}}, {{"width", 2}}),
       make("hyb4", v, format_kind::hyb,
            {{"block", 32}, {"steps", 1}, {"batch", 8}, {"rows_per_thread", 2}}, {{"width", 0}}),
+      // Fixed grids smaller and larger than the chunks; hub tables of none, a few and odd sizes
+      // (the 16-byte copy and its tail).
+      make("hcoo", v, format_kind::hcoo, {{"block", 64}, {"grid", 3}, {"steps", 1}}, {{"hubs", 5}}),
+      make("hcoo", v, format_kind::hcoo, {{"block", 32}, {"grid", 1}, {"steps", 3}}, {{"hubs", 0}}),
+      make("hcoo", v, format_kind::hcoo, {{"block", 64}, {"grid", 40}, {"steps", 2}},
+           {{"hubs", 64}}),
   };
 }
 
@@ -340,6 +346,27 @@ TEST(ExpertEmulated, LongTailCooAndHybSpmvAreCorrect) {
     check_emulated(runner, c, a, 1);
   }
   EXPECT_GE(long_chunks, 2);  // one COO, one or more HYB
+}
+
+// HCOO as its space offers it (the real grids, blocks and hub tables, 48 to 192 KiB of shared
+// memory) on a power-law graph in random order with more columns than a hub table holds.
+TEST(ExpertEmulated, OfferedHcooIsCorrectOnAPowerLawGraph) {
+  cpu_runner runner;
+  generator_spec s = default_spec("powerlaw");
+  s.rows = 20000;
+  s.order = "random";
+  s.seed = 3;
+  const csr_matrix a = generate_matrix(s);
+  const matrix_features f = compute_features(a);
+  ASSERT_GT(f.cols, hub_columns);
+  ASSERT_GE(f.hub_share, 0.1);
+  int offered = 0;
+  for (const expert_config& c : expert_space(sparse_op::spmv, f, 1)) {
+    if (c.name != "hcoo") continue;
+    ++offered;
+    check_emulated(runner, c, a, 1);
+  }
+  EXPECT_EQ(offered, 6);
 }
 
 // csr_split's shares of long rows meet in module scratch that each launch must leave zeroed: two

@@ -159,6 +159,20 @@ std::vector<double> emulate_spmv(format_kind f, const format_arguments& a, int32
           y.at(perm.at(p)) += double(floats(a, "values").at(i)) * work.at(ci.at(i));
       break;
     }
+    case format_kind::hcoo: {
+      // Negative columns name a hub slot: the init gathers work[slot] = x[hub_cols[slot]].
+      EXPECT_EQ(arg(a, "work").kind, arg_kind::scratch);
+      const auto& hubs = ints(a, "hub_cols");
+      EXPECT_EQ(static_cast<int32_t>(hubs.size()), scalar(a, "num_hubs"));
+      std::vector<float> work;
+      for (int32_t c : hubs) work.push_back(x.at(c));
+      const auto &ri = ints(a, "row_idx"), &ci = ints(a, "col_idx");
+      for (int32_t i = 0; i < scalar(a, "nnz"); ++i) {
+        const int32_t c = ci.at(i);
+        y[ri.at(i)] += double(floats(a, "values").at(i)) * (c >= 0 ? x.at(c) : work.at(~c));
+      }
+      break;
+    }
   }
   return y;
 }
@@ -336,6 +350,8 @@ TEST(abi, every_format_computes_spmv_through_its_documented_layout) {
       {}, {{"r", 3}, {"c", 5}}, {{"r", 1}, {"c", 1}}};
   const std::vector<std::map<std::string, int64_t>> hyb_params = {
       {}, {{"width", 1}}, {{"width", 100}}};
+  const std::vector<std::map<std::string, int64_t>> hcoo_params = {
+      {}, {{"hubs", 0}}, {{"hubs", 1}}, {{"hubs", 5}}};
   for (shape s : {shape{1, 1}, shape{50, 50}, shape{101, 37}, shape{23, 300}, shape{200, 200}}) {
     const csr_matrix a = random_matrix(s.rows, s.cols, s.rows * 31 + s.cols);
     std::vector<float> x(static_cast<size_t>(s.cols));
@@ -351,6 +367,7 @@ TEST(abi, every_format_computes_spmv_through_its_documented_layout) {
       if (f == format_kind::sell) variants = sell_params;
       if (f == format_kind::bsr) variants = bsr_params;
       if (f == format_kind::hyb) variants = hyb_params;
+      if (f == format_kind::hcoo) variants = hcoo_params;
       for (const auto& params : variants) {
         const format_arguments args = build_arguments(sparse_op::spmv, a, program_of(f, params), 1);
         expect_close(emulate_spmv(f, args, s.rows, s.cols, x), want,

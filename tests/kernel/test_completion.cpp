@@ -171,7 +171,7 @@ TEST(completion, format_errors) {
   EXPECT_EQ(
       error_of("text\nFORMAT: FOO\n"),
       "FORMAT line 2: unknown format 'FOO' (known: CSR, COO, ELL, SELL, BSR, DIA, HYB, CSR16, "
-      "RCSR)");
+      "RCSR, HCOO)");
   EXPECT_EQ(error_of("FORMAT: SELL C=abc\n"), "FORMAT line 1: C=abc is not an integer");
   EXPECT_EQ(error_of("FORMAT: SELL C=99999999999999999999\n"),
             "FORMAT line 1: C=99999999999999999999 is out of range");

@@ -199,7 +199,8 @@ TEST(Features, JsonHoldsEveryField) {
   std::mt19937_64 g(7);
   const matrix_features f = compute_features(random_matrix(g));
   const nlohmann::json j = features_to_json(f);
-  EXPECT_EQ(j.size(), 22u);
+  EXPECT_EQ(j.size(), 23u);
+  EXPECT_EQ(j.at("hub_share").get<double>(), f.hub_share);
   EXPECT_EQ(j.at("rows").get<int32_t>(), f.rows);
   EXPECT_EQ(j.at("cols").get<int32_t>(), f.cols);
   EXPECT_EQ(j.at("nnz").get<int64_t>(), f.nnz);
@@ -230,6 +231,27 @@ TEST(Features, RowSpanIsTheWidestRow) {
       4, 100, {{0, 3, 1.0f}, {0, 40, 1.0f}, {1, 99, 1.0f}, {3, 10, 1.0f}, {3, 12, 1.0f}});
   EXPECT_EQ(compute_features(a).row_span_max, 37);
   EXPECT_EQ(compute_features(csr_from_triplets(3, 3, {})).row_span_max, 0);
+}
+
+// hub_share: the share of the nonzeros in the most referenced columns, hub_columns of them at
+// most and one in hub_column_fraction.
+TEST(Features, HubShareCountsTheMostReferencedColumns) {
+  // 2,000,000 columns (the hub table's 12288 count): column 0 in every one of 100 rows, then 200
+  // columns of their own a row, 20000 singletons.
+  std::vector<std::pair<int32_t, int32_t>> cells;
+  for (int32_t r = 0; r < 100; ++r) {
+    cells.push_back({r, 0});
+    for (int32_t j = 0; j < 200; ++j) cells.push_back({r, 1 + r * 200 + j});
+  }
+  EXPECT_DOUBLE_EQ(compute_features(from_cells(100, 2000000, cells)).hub_share,
+                   (100.0 + (hub_columns - 1)) / 20100.0);
+  // 30000 columns: the top 375 (one in 80).
+  EXPECT_DOUBLE_EQ(compute_features(from_cells(100, 30000, cells)).hub_share,
+                   (100.0 + 374) / 20100.0);
+  // 4 columns: the top one; no nonzeros: 0.
+  EXPECT_DOUBLE_EQ(compute_features(from_cells(4, 4, {{0, 0}, {3, 0}, {3, 1}})).hub_share,
+                   2.0 / 3.0);
+  EXPECT_EQ(compute_features(csr_from_triplets(3, 3, {})).hub_share, 0.0);
 }
 
 // How far the nonzeros lie from the diagonal, relative to the matrix: near 0 for a band, about

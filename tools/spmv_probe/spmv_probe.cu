@@ -16,6 +16,10 @@
 //                    a warp step covers 128 entries with the shuffles COO spends on 32.
 //   ell / ell_cs     the library's ELL template (a thread per row, column-major slots, padding -1)
 //                    with plain or streamed slot loads; only where ELL pads <= 3x
+//   hubH_coo4_cs S   coo4_cs over persistent blocks (grid-stride chunks) that first copy the x of
+//                    the H most referenced columns into shared memory; entries in those columns
+//                    store ~slot and read it there (hub0: the same kernel without a table, the
+//                    control). Became the library's HCOO format and hcoo template.
 // coo4_cs and ell_cs became the library's coo4 / hyb4 templates and its ELL template's loads
 // (src/kernel/); the probe keeps its own copies, since it times variants the library does not
 // have. The first run (commit 25bdab7, docs/results/spmv-probe-h100-2026-12-07a) also timed CSR
@@ -113,13 +117,24 @@ __global__ void coo_kernel(int nnz, const int* __restrict__ row_idx,
 // next lanes; a segmented scan over the lanes' last runs (a lane of one row passes its sum on)
 // joins them, and a last run is added where the next lane starts another row. The step's open
 // run is carried to the next step in lane 31, as in COO.
-template <int kSteps, bool kStream>
-__global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
-                            const int* __restrict__ col_idx, const float* __restrict__ values,
-                            const float* __restrict__ x, float* __restrict__ y) {
-  const int lane = threadIdx.x & 31;
-  const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
-  const long long first = warp * (128LL * kSteps);
+// x of entry with column c: hub entries (c < 0) read slot ~c of the block's shared copy of
+// the hub columns' x, the others x itself.
+template <bool kHub>
+__device__ __forceinline__ float x_of(int c, const float* __restrict__ x, const float* hub_x) {
+  if constexpr (kHub)
+    return c < 0 ? hub_x[~c] : __ldg(&x[c]);
+  else
+    return __ldg(&x[c]);
+}
+
+// One warp's chunk of kSteps x 128 entries from `first`.
+template <int kSteps, bool kStream, bool kHub>
+__device__ __forceinline__ void coo4_chunk(int lane, long long first, int nnz,
+                                           const int* __restrict__ row_idx,
+                                           const int* __restrict__ col_idx,
+                                           const float* __restrict__ values,
+                                           const float* __restrict__ x, const float* hub_x,
+                                           float* __restrict__ y) {
   int carry_row = -1;
   float carry = 0.0f;
   for (int step = 0; step < kSteps; ++step) {
@@ -133,10 +148,10 @@ __global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
       const int4 cols4 = load<kStream>(reinterpret_cast<const int4*>(col_idx + e));
       const float4 vals4 = load<kStream>(reinterpret_cast<const float4*>(values + e));
       r[0] = rows4.x, r[1] = rows4.y, r[2] = rows4.z, r[3] = rows4.w;
-      p[0] = vals4.x * __ldg(&x[cols4.x]);
-      p[1] = vals4.y * __ldg(&x[cols4.y]);
-      p[2] = vals4.z * __ldg(&x[cols4.z]);
-      p[3] = vals4.w * __ldg(&x[cols4.w]);
+      p[0] = vals4.x * x_of<kHub>(cols4.x, x, hub_x);
+      p[1] = vals4.y * x_of<kHub>(cols4.y, x, hub_x);
+      p[2] = vals4.z * x_of<kHub>(cols4.z, x, hub_x);
+      p[3] = vals4.w * x_of<kHub>(cols4.w, x, hub_x);
     } else {
 #pragma unroll
       for (int k = 0; k < 4; ++k) {
@@ -144,7 +159,8 @@ __global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
         p[k] = 0.0f;
         if (e + k < nnz) {
           r[k] = load<kStream>(&row_idx[e + k]);
-          p[k] = load<kStream>(&values[e + k]) * __ldg(&x[load<kStream>(&col_idx[e + k])]);
+          p[k] =
+              load<kStream>(&values[e + k]) * x_of<kHub>(load<kStream>(&col_idx[e + k]), x, hub_x);
         }
       }
     }
@@ -205,6 +221,48 @@ __global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
     carry = __shfl_sync(kFull, sum, 31);
   }
   if (lane == 0 && carry_row >= 0) atomicAdd(&y[carry_row], carry);
+}
+
+template <int kSteps, bool kStream>
+__global__ void coo4_kernel(int nnz, const int* __restrict__ row_idx,
+                            const int* __restrict__ col_idx, const float* __restrict__ values,
+                            const float* __restrict__ x, float* __restrict__ y) {
+  const int lane = threadIdx.x & 31;
+  const long long warp = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+  coo4_chunk<kSteps, kStream, false>(lane, warp * (128LL * kSteps), nnz, row_idx, col_idx, values,
+                                     x, nullptr, y);
+}
+
+// Hub caching: the `hubs` most referenced columns' x, gathered once into hub_x (by prep_hub),
+// are copied into each block's shared memory; entries in those columns carry ~slot as their
+// column. Blocks are persistent (a few a multiprocessor) so that the copy is paid per block,
+// not per chunk; warps take chunks grid-stride.
+template <int kSteps, bool kStream>
+__global__ void hub_coo4_kernel(int nnz, int hubs, const int* __restrict__ row_idx,
+                                const int* __restrict__ col_idx, const float* __restrict__ values,
+                                const float* __restrict__ x, const float* __restrict__ hub_x,
+                                float* __restrict__ y) {
+  extern __shared__ float4 shared_x4[];
+  const float* shared_x = reinterpret_cast<const float*>(shared_x4);
+  for (int i = threadIdx.x; i < hubs / 4; i += blockDim.x)
+    shared_x4[i] = reinterpret_cast<const float4*>(hub_x)[i];
+  __syncthreads();
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x / 32);
+  const long long chunks = (nnz + 128LL * kSteps - 1) / (128LL * kSteps);
+  for (long long chunk = (long long)blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
+       chunk < chunks; chunk += warps)
+    coo4_chunk<kSteps, kStream, true>(lane, chunk * (128LL * kSteps), nnz, row_idx, col_idx, values,
+                                      x, shared_x, y);
+}
+
+// Zeroes y and gathers the hub columns' x.
+__global__ void prep_hub(int rows, float* __restrict__ y, int hubs,
+                         const int* __restrict__ hub_cols, const float* __restrict__ x,
+                         float* __restrict__ hub_x) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < rows) y[i] = 0.0f;
+  if (i < hubs) hub_x[i] = __ldg(&x[hub_cols[i]]);
 }
 
 template <bool kStream>
@@ -411,6 +469,55 @@ int main(int argc, char** argv) {
   COO4(1, true);
   COO4(2, true);
   COO4(4, true);
+
+  // Hub caching: the `hubs` columns with the most entries, their x in each block's shared
+  // memory (0 hubs: the same persistent kernel with every x from global memory, the control).
+  {
+    std::vector<int> degree(m.cols, 0), order(m.cols);
+    for (int c : m.col_idx) ++degree[c];
+    for (int c = 0; c < m.cols; ++c) order[c] = c;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return degree[a] > degree[b]; });
+    int device = 0, sms = 0;
+    CK(cudaGetDevice(&device));
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    for (int hubs : {0, 8192, 24576, 49152}) {
+      hubs = std::min(hubs, m.cols / 4 * 4);
+      std::vector<int> slot(m.cols, -1), hub_cols(order.begin(), order.begin() + hubs);
+      long long hub_entries = 0;
+      for (int i = 0; i < hubs; ++i) slot[hub_cols[i]] = i, hub_entries += degree[hub_cols[i]];
+      std::vector<int> hub_col(m.col_idx);
+      for (int& c : hub_col)
+        if (slot[c] >= 0) c = ~slot[c];
+      int* d_hub_col = upload(hub_col);
+      int* d_hub_cols = upload(hub_cols);
+      float* d_hub_x = nullptr;
+      CK(cudaMalloc(&d_hub_x, std::max(hubs, 4) * sizeof(float)));
+      const size_t shared = hubs * sizeof(float);
+      const int hub_block = 512;
+      auto run_hub = [&](auto kernel, int steps) {
+        CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)shared));
+        int per_sm = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, hub_block, shared));
+        const unsigned grid = (unsigned)std::max(1, per_sm * sms);
+        const int prep_n = std::max(m.rows, hubs);
+        char label[64];
+        snprintf(label, sizeof label, "hub%d_coo4_cs %d", hubs, steps);
+        time_variant(label, [&] {
+          prep_hub<<<(prep_n + 255) / 256, 256>>>(m.rows, d_y, hubs, d_hub_cols, d_x, d_hub_x);
+          kernel<<<grid, hub_block, shared>>>(nnz, hubs, d_row_idx, d_hub_col, d_val, d_x, d_hub_x,
+                                              d_y);
+        });
+        printf("# %s: %d blocks of %d, %.3f of entries in hub columns\n", label, grid, hub_block,
+               (double)hub_entries / std::max(1, nnz));
+      };
+      run_hub(hub_coo4_kernel<1, true>, 1);
+      run_hub(hub_coo4_kernel<2, true>, 2);
+      CK(cudaFree(d_hub_col));
+      CK(cudaFree(d_hub_cols));
+      CK(cudaFree(d_hub_x));
+    }
+  }
 
   // ELL, column-major, padded with -1 / 0, where it pads at most 3x.
   int width = 0;
