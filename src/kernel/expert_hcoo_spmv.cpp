@@ -13,6 +13,8 @@ namespace {
 
 // The multiprocessors of an H100 or H200: the grid is a whole number of waves of them.
 constexpr int64_t multiprocessors = 132;
+static_assert(4 * hub_columns == hub_coo_matrix::max_hubs,
+              "the largest table is the format's limit");
 
 expert_template info() {
   return {
@@ -56,8 +58,8 @@ const char* const hub_x_of = R"(  extern __shared__ float4 hub_x4[];  // SPARSER
 std::vector<expert_config> space(const matrix_features& f, int) {
   std::vector<expert_config> out;
   if (f.nnz == 0 || f.hub_share < 0.1) return out;
-  for (int64_t hubs : {12288, 24576, 49152}) {
-    if (hubs > 12288 && f.cols <= 12288) break;
+  for (int64_t hubs : {hub_columns, 2 * hub_columns, 4 * hub_columns}) {
+    if (hubs > hub_columns && f.cols <= hub_columns) break;
     // The blocks a multiprocessor holds: 4 of 512 threads, fewer where their shared x does not
     // fit (228 KiB a multiprocessor, 1 KiB of it reserved a block).
     const int64_t per_sm = std::min<int64_t>(4, (228 * 1024) / (hubs * 4 + 1024));
@@ -82,11 +84,14 @@ kernel_program emit(const expert_config& c) {
   values["ARGS"] = args;
   values["STEPS"] = std::to_string(steps);
   values["SEGMENT"] = coo_segment(4, "spmv_hcoo", args, "", hub_x_of);
-  kernel_program p;
-  launch_spec main = nnz_launch("spmv_hcoo", block, 0);
-  main.nnz_per_block = 0;
+  // A fixed grid (the blocks stay resident and take chunks grid-stride) with the table's bytes of
+  // dynamic shared memory.
+  launch_spec main;
+  main.entry = "spmv_hcoo";
+  main.block = static_cast<int32_t>(block);
   main.grid = grid;
   main.shared_bytes = static_cast<int32_t>(std::max<int64_t>(4 * hubs, 16));
+  kernel_program p;
   p.launches = {rows_launch("spmv_hcoo_init", 256, 256), main};
   p.source = fill(source, values);
   return p;
