@@ -60,13 +60,9 @@ std::vector<expert_config> space(const matrix_features& f, int) {
   if (f.nnz == 0 || f.hub_share < 0.1) return out;
   for (int64_t hubs : {hub_columns, 2 * hub_columns, 4 * hub_columns}) {
     if (hubs > hub_columns && f.cols <= hub_columns) break;
-    // The blocks a multiprocessor holds: 4 of 512 threads, fewer where their shared x does not
-    // fit (228 KiB a multiprocessor, 1 KiB of it reserved a block).
-    const int64_t per_sm = std::min<int64_t>(4, (228 * 1024) / (hubs * 4 + 1024));
     for (int64_t steps : {1, 2})
-      out.push_back(
-          make_config(info(), {{"hubs", hubs}},
-                      {{"block", 512}, {"grid", per_sm * multiprocessors}, {"steps", steps}}));
+      out.push_back(make_config(info(), {{"hubs", hubs}},
+                                {{"block", 512}, {"grid", hcoo_grid(hubs)}, {"steps", steps}}));
   }
   return out;
 }
@@ -98,6 +94,13 @@ kernel_program emit(const expert_config& c) {
 }
 
 }  // namespace
+
+int64_t hcoo_grid(int64_t hubs) {
+  // The blocks a multiprocessor holds: 4 of 512 threads, fewer where their shared x does not fit
+  // (228 KiB a multiprocessor, 1 KiB of it reserved a block).
+  const int64_t per_sm = std::min<int64_t>(4, (228 * 1024) / (hubs * 4 + 1024));
+  return per_sm * multiprocessors;
+}
 
 family hcoo_spmv() { return {info(), space, emit}; }
 

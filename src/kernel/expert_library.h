@@ -100,6 +100,9 @@ family coo_spmv();
 family hyb_spmv();
 family hyb4_spmv();
 family hcoo_spmv();
+// hcoo's fixed grid for a table of `hubs` columns: the 512-thread blocks an H100 / H200
+// multiprocessor holds with that table in shared memory, times its 132 multiprocessors.
+int64_t hcoo_grid(int64_t hubs);
 family csr_rowgroup_spmm();
 family csr_merge_spmm();
 family ell_spmm();

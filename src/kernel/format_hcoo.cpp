@@ -14,13 +14,13 @@ format_data convert(const csr_matrix& a, const std::map<std::string, int64_t>& p
   d.work_rows = a.rows;
   d.work_nnz = d.coo_nnz = m.nnz();
   int64_t hub_entries = 0;
-  for (int32_t c : m.col_idx) hub_entries += c < 0;
+  for (int32_t c : m.coo.col_idx) hub_entries += c < 0;
   d.facts = {{"hub_entries", hub_entries}};
   d.args = {scalar_arg("nnz", m.nnz()),
             scalar_arg("num_hubs", static_cast<int64_t>(m.hub_cols.size())),
-            int_array("row_idx", std::move(m.row_idx)),
-            int_array("col_idx", std::move(m.col_idx)),
-            float_array("values", std::move(m.values)),
+            int_array("row_idx", std::move(m.coo.row_idx)),
+            int_array("col_idx", std::move(m.coo.col_idx)),
+            float_array("values", std::move(m.coo.values)),
             int_array("hub_cols", std::move(m.hub_cols)),
             scratch_arg("work")};
   return d;

@@ -140,7 +140,9 @@ expert_config pick_spmv(const matrix_features& f) {
     // 0.98x for coo4 here and 0.97x for the best before, in natural order 1.30x against 1.10x).
     if (f.hub_share >= 0.2 && f.cols >= hcoo_min_cols)
       return config("hcoo", op, format_kind::hcoo, {{"hubs", hub_coo_matrix::max_hubs}},
-                    {{"block", 512}, {"grid", 132}, {"steps", 1}});
+                    {{"block", 512},
+                     {"grid", expert_detail::hcoo_grid(hub_coo_matrix::max_hubs)},
+                     {"steps", 1}});
     const bool long_tail = f.row_length_max > expert_detail::long_tail_row;
     // A regular body with a few huge rows (low Gini) on large matrices (the 2M-row circuit):
     // coo4, four entries a lane, 2 steps (SpMV probe, H100 2026-12-07: 69 us against 79 for the

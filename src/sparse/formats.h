@@ -100,11 +100,9 @@ struct csr16_matrix {
 // x once (work[slot] = x[hub_cols[slot]]) and reads hub entries from a block's shared copy.
 struct hub_coo_matrix {
   static constexpr int32_t max_hubs = 49152;  // 192 KiB of shared memory as floats
-  int32_t rows = 0, cols = 0;
-  std::vector<int32_t> row_idx, col_idx;  // col_idx < 0: hub slot ~col_idx
-  std::vector<float> values;
+  coo_matrix coo;                             // coo.col_idx < 0: hub slot ~col_idx
   std::vector<int32_t> hub_cols;
-  int64_t nnz() const { return static_cast<int64_t>(values.size()); }
+  int64_t nnz() const { return coo.nnz(); }
 };
 
 // Reordered CSR: the square matrix renumbered symmetrically, B = P A P^T, by reverse

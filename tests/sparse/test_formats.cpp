@@ -497,6 +497,56 @@ TEST(Formats, Csr16RefusesRowsWiderThanSixteenBits) {
   EXPECT_THROW(spmv(broken, x.data(), y.data()), error);
 }
 
+// HCOO is COO with the most referenced columns' entries naming a hub slot: resolving the slots
+// gives the CSR matrix back, its SpMV matches the reference, and the hubs are the columns with the
+// most entries (ties by lower column), only columns with entries, at most `hubs` of them.
+TEST(Formats, HcooRoundTripsAndMatchesReference) {
+  for (const named_matrix& m : matrices()) {
+    SCOPED_TRACE(m.name);
+    std::vector<int64_t> count(static_cast<size_t>(m.a.cols), 0);
+    for (int32_t c : m.a.col_idx) ++count[c];
+    const int64_t used = std::count_if(count.begin(), count.end(), [](int64_t n) { return n > 0; });
+    for (int32_t hubs : {0, 1, 7, hub_coo_matrix::max_hubs}) {
+      const hub_coo_matrix h = to_hub_coo(m.a, hubs);
+      EXPECT_EQ(static_cast<int64_t>(h.hub_cols.size()), std::min<int64_t>(hubs, used));
+      for (size_t i = 0; i < h.hub_cols.size(); ++i) {
+        EXPECT_GT(count[h.hub_cols[i]], 0);
+        if (i == 0) continue;
+        const int64_t before = count[h.hub_cols[i - 1]], here = count[h.hub_cols[i]];
+        EXPECT_TRUE(before > here || (before == here && h.hub_cols[i - 1] < h.hub_cols[i]))
+            << "slot " << i;
+      }
+      int64_t in_hubs = 0;
+      for (int32_t c : h.coo.col_idx) in_hubs += c < 0;
+      int64_t want = 0;
+      for (int32_t c : h.hub_cols) want += count[c];
+      EXPECT_EQ(in_hubs, want);
+      expect_round_trip(m, h);
+    }
+  }
+}
+
+// Tables beyond max_hubs (what shared memory holds) or negative are refused; a layout naming a
+// slot past its table is refused by to_csr and the SpMV.
+TEST(Formats, HcooRefusesTablesOutOfRangeAndSlotsPastTheTable) {
+  const csr_matrix a = csr_from_triplets(3, 5, {{0, 1, 1.0f}, {1, 1, 2.0f}, {2, 4, 3.0f}});
+  for (int32_t hubs : {-1, hub_coo_matrix::max_hubs + 1}) {
+    try {
+      to_hub_coo(a, hubs);
+      FAIL() << "to_hub_coo accepted hubs = " << hubs;
+    } catch (const error& e) {
+      EXPECT_THAT(e.what(), HasSubstr("HCOO: hubs must be in [0, 49152]"));
+    }
+  }
+  hub_coo_matrix broken = to_hub_coo(a, 1);
+  ASSERT_EQ(broken.hub_cols, (std::vector<int32_t>{1}));
+  EXPECT_EQ(broken.coo.col_idx, (std::vector<int32_t>{~0, ~0, 4}));
+  broken.coo.col_idx[2] = ~1;  // slot 1 of a one-column table
+  EXPECT_THROW(to_csr(broken), error);
+  std::vector<float> x(5, 1.0f), y(3);
+  EXPECT_THROW(spmv(broken, x.data(), y.data()), error);
+}
+
 // RCSR holds B = P A P^T with P the RCM order: row p of B is original row perm[p], columns
 // renumbered to positions and ascending. Converting back gives A, and its SpMV (gather, B, scatter)
 // matches the reference. Non-square matrices are refused.
