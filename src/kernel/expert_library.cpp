@@ -45,6 +45,7 @@ const std::vector<family>& families() {
       bsr_spmm(),
       hyb_spmm(),
       csr16_vector_spmv(),
+      csr16_stream_spmv(),
       csr16_rowgroup_spmm(),
       rcsr_vector_spmv(),
       rcsr_hubs_vector_spmv(),

@@ -110,6 +110,7 @@ family sell_spmm();
 family bsr_spmm();
 family hyb_spmm();
 family csr16_vector_spmv();
+family csr16_stream_spmv();
 family csr16_rowgroup_spmm();
 family rcsr_vector_spmv();
 family rcsr_hubs_vector_spmv();

@@ -59,6 +59,12 @@ std::vector<expert_config> spmv_configs() {
       make("bsr", v, format_kind::bsr, {{"block", 64}, {"group", 32}}, {{"r", 3}, {"c", 4}}),
       make("csr16_vector", v, format_kind::csr16, {{"block", 64}, {"lanes", 1}}),
       make("csr16_vector", v, format_kind::csr16, {{"block", 128}, {"lanes", 8}}),
+      // Stages of 64 and 32 nonzeros: blocks that stream and blocks that read directly; more
+      // rows than threads in the second.
+      make("csr16_stream", v, format_kind::csr16,
+           {{"block", 64}, {"rows_per_block", 16}, {"stream_cap", 64}}),
+      make("csr16_stream", v, format_kind::csr16,
+           {{"block", 32}, {"rows_per_block", 50}, {"stream_cap", 32}}),
       make("dia", v, format_kind::dia, {{"block", 64}, {"unroll", 1}, {"rows_per_thread", 1}}),
       make("dia", v, format_kind::dia, {{"block", 32}, {"unroll", 4}, {"rows_per_thread", 3}}),
       make("coo", v, format_kind::coo, {{"block", 64}, {"steps", 3}}),
@@ -189,9 +195,9 @@ TEST(ExpertEmulated, EveryOfferedConfigurationIsCorrect) {
   for (const expert_config& c : spmm) check_emulated(runner, c, fem, 20);
 }
 
-// The CSR16 and BSR templates as their spaces offer them, and the heuristic's pick, on realistic
-// generator families: FEM with 3 and 6 dof per node (BSR 3x3 / 6x6 detected), meshes, kNN and
-// power-law graphs in several node orders, SpMV and SpMM.
+// The CSR16 templates (csr16_vector, csr16_stream) and BSR as their spaces offer them, and the
+// heuristic's pick, on realistic generator families: FEM with 3 and 6 dof per node (BSR 3x3 / 6x6
+// detected), meshes, kNN and power-law graphs in several node orders, SpMV and SpMM.
 TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) {
   cpu_runner runner;
   struct family_case {
@@ -199,7 +205,7 @@ TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) 
     int32_t dof;
     const char* order;
   };
-  int csr16 = 0, bsr_odd = 0;
+  int csr16 = 0, csr16_stream = 0, bsr_odd = 0;
   for (const family_case& fc :
        {family_case{"fem_mesh", 3, "natural"}, family_case{"fem_mesh", 6, "random"},
         family_case{"mesh2d", 1, "rcm"}, family_case{"knn", 1, "natural"},
@@ -219,13 +225,15 @@ TEST(ExpertEmulated, Csr16AndDetectedBsrTemplatesAreCorrectOnRealisticFamilies) 
       configs.push_back(pick_heuristic(op, f, k));
       for (const expert_config& c : configs) {
         csr16 += c.format == format_kind::csr16;
+        csr16_stream += c.name == "csr16_stream";
         bsr_odd += c.format == format_kind::bsr && c.format_param("r") % 2 == 1;
         check_emulated(runner, c, a, k);
       }
     }
   }
   EXPECT_GT(csr16, 0);
-  EXPECT_GT(bsr_odd, 0);  // the 3x3 blocks were offered and run
+  EXPECT_GT(csr16_stream, 0);  // offered on the short rows of the mesh and the kNN graph
+  EXPECT_GT(bsr_odd, 0);       // the 3x3 blocks were offered and run
 }
 
 // RCSR (gather into the scratch buffer, product on the renumbered matrix, RCM or hubs first): the

@@ -168,6 +168,28 @@ bool offers_template(const std::vector<expert_config>& space, const std::string&
                      [&](const expert_config& c) { return c.name == name; });
 }
 
+// CSR16's staged thread-per-row template only for short rows within a 16-bit span: offered on a
+// stencil (5 a row), not on rows of 40 (one thread would serialise each) nor on rows spanning more
+// than 65535 columns (CSR16 cannot hold them).
+TEST(ExpertLibrary, Csr16StreamOnlyForShortRowsThatFitSixteenBits) {
+  const matrix_features stencil = compute_features(testing::generated("stencil2d", 900));
+  EXPECT_TRUE(offers_template(expert_space(sparse_op::spmv, stencil, 1), "csr16_stream"));
+  const matrix_features long_rows =
+      compute_features(testing::from_lengths(2000, std::vector<int32_t>(300, 40), 1));
+  ASSERT_LE(long_rows.row_span_max, 65535);
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, long_rows, 1), "csr16_stream"));
+  const matrix_features wide_span =
+      compute_features(testing::from_lengths(200000, std::vector<int32_t>(300, 4), 1));
+  ASSERT_GT(wide_span.row_span_max, 65535);
+  EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, wide_span, 1), "csr16_stream"));
+  // Every offered stage holds at least the block's rows at the mean length.
+  for (const expert_config& c : expert_space(sparse_op::spmv, stencil, 1)) {
+    if (c.name != "csr16_stream") continue;
+    EXPECT_GE(static_cast<double>(c.param("stream_cap")),
+              stencil.row_length_mean * static_cast<double>(c.param("rows_per_block")));
+  }
+}
+
 // The hubs-first numbering only where the order looks random and a few rows are hubs: a power-law
 // graph with shuffled ids (also in its natural order, hubs first already, whose columns look just
 // as random: then the numbering changes little), not a mesh in random order (rows of like length),
