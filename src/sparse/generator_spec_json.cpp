@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "sparse/error.h"
@@ -45,28 +46,31 @@ const char* const fields[] = {"family",    "rows",      "cols",       "seed",   
 
 }  // namespace
 
-json generator_spec_to_json(const generator_spec& s) {
-  return {{"family", s.family},
-          {"rows", s.rows},
-          {"cols", s.cols},
-          {"seed", s.seed},
-          {"points", s.points},
-          {"bandwidth", s.bandwidth},
-          {"block", s.block},
-          {"density", s.density},
-          {"avg_degree", s.avg_degree},
-          {"rmat_a", s.rmat_a},
-          {"rmat_b", s.rmat_b},
-          {"rmat_c", s.rmat_c},
-          {"dense_rows", s.dense_rows},
-          {"order", s.order},
-          {"dims", s.dims},
-          {"dof", s.dof},
-          {"neighbors", s.neighbors},
-          {"exponent", s.exponent}};
+std::string generator_spec_to_json(const generator_spec& s) {
+  return json{{"family", s.family},
+              {"rows", s.rows},
+              {"cols", s.cols},
+              {"seed", s.seed},
+              {"points", s.points},
+              {"bandwidth", s.bandwidth},
+              {"block", s.block},
+              {"density", s.density},
+              {"avg_degree", s.avg_degree},
+              {"rmat_a", s.rmat_a},
+              {"rmat_b", s.rmat_b},
+              {"rmat_c", s.rmat_c},
+              {"dense_rows", s.dense_rows},
+              {"order", s.order},
+              {"dims", s.dims},
+              {"dof", s.dof},
+              {"neighbors", s.neighbors},
+              {"exponent", s.exponent}}
+      .dump();
 }
 
-generator_spec generator_spec_from_json(const json& j) {
+generator_spec generator_spec_from_json(const std::string& text) {
+  const json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw error("generator: not JSON: " + text.substr(0, 80));
   if (!j.is_object())
     throw error(std::string("generator: expected an object, got ") + j.type_name());
   for (const auto& [key, value] : j.items())

@@ -108,7 +108,7 @@ sft_sample sft_sample_from_json(const json& record) {
   s.n_cols = static_cast<int32_t>(integer(shape[1], "shape[1]", 0, INT32_MAX));
   if (record.contains("generator")) {
     try {
-      s.generator = generator_spec_from_json(record["generator"]);
+      s.generator = generator_spec_from_json(record["generator"].dump());
     } catch (const error& e) {
       bad("generator", e.what());
     }
@@ -168,7 +168,7 @@ nlohmann::ordered_json sft_sample_to_json(const sft_sample& s) {
   }
   if (!s.label.empty()) j["label"] = s.label;
   if (s.generator) {
-    j["generator"] = generator_spec_to_json(*s.generator);
+    j["generator"] = json::parse(generator_spec_to_json(*s.generator));
     if (s.by_generator()) j["nnz"] = s.generated_nnz;
     if (!s.pattern_sha256.empty()) j["pattern_sha256"] = s.pattern_sha256;
   }
