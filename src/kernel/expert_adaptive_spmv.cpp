@@ -108,20 +108,8 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block");
-  require_block(c, block);
-  require(c.param("rows_per_block") >= 1 && c.param("rows_per_block") <= (1 << 20), c,
-          "rows_per_block must be 1..2^20");
-  require(c.param("stream_cap") >= 32 && c.param("stream_cap") <= 8192, c,
-          "stream_cap must be 32..8192 (shared memory)");
   require(c.param("long_row") >= 1, c, "long_row must be >= 1");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  values["WARP_SUM"] = warp_sum_source;
-  kernel_program p;
-  p.launches = {rows_launch("", block, c.param("rows_per_block"))};
-  p.source = fill(source, values);
-  return p;
+  return emit_row_stream(c, format_kind::csr, source, {{"WARP_SUM", warp_sum_source}});
 }
 
 }  // namespace

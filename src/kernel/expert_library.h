@@ -157,6 +157,12 @@ std::vector<expert_config> lanes_per_row_space(const expert_template& info,
                                                const std::vector<int64_t>& lane_counts);
 kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
                                   const std::string& source);
+// Templates whose blocks stage their rows' nonzeros in shared memory (csr_adaptive, csr16_stream)
+// share their emitter: checks block, rows_per_block and stream_cap (<= 8192, shared memory), fills
+// `source` with the params, `extra_values` and @ARGS@, one launch of rows_per_block rows a block.
+kernel_program emit_row_stream(const expert_config& c, format_kind format,
+                               const std::string& source,
+                               std::map<std::string, std::string> extra_values = {});
 // RCSR's templates only for a square matrix (a symmetric renumbering needs one) whose order looks
 // random: on the H200's realistic suite (2026-12-04) RCSR was the fastest on the three graphs in
 // random order and on none of the others, where the gather and the scattered write cost more
