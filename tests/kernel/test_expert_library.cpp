@@ -182,11 +182,19 @@ TEST(ExpertLibrary, Csr16StreamOnlyForShortRowsThatFitSixteenBits) {
       compute_features(testing::from_lengths(200000, std::vector<int32_t>(300, 4), 1));
   ASSERT_GT(wide_span.row_span_max, 65535);
   EXPECT_FALSE(offers_template(expert_space(sparse_op::spmv, wide_span, 1), "csr16_stream"));
-  // Every offered stage holds at least the block's rows at the mean length.
-  for (const expert_config& c : expert_space(sparse_op::spmv, stencil, 1)) {
-    if (c.name != "csr16_stream") continue;
-    EXPECT_GE(static_cast<double>(c.param("stream_cap")),
-              stencil.row_length_mean * static_cast<double>(c.param("rows_per_block")));
+  // Every offered stage holds at least the block's rows at the mean length: at 20 a row the
+  // 512-row blocks would need 10240 nonzeros, above the 8192 cap, and are not offered.
+  const matrix_features twenty =
+      compute_features(testing::from_lengths(20000, std::vector<int32_t>(4000, 20), 1));
+  for (const matrix_features* f : {&stencil, &twenty}) {
+    int offered = 0;
+    for (const expert_config& c : expert_space(sparse_op::spmv, *f, 1)) {
+      if (c.name != "csr16_stream") continue;
+      ++offered;
+      EXPECT_GE(static_cast<double>(c.param("stream_cap")),
+                f->row_length_mean * static_cast<double>(c.param("rows_per_block")));
+    }
+    EXPECT_EQ(offered, f == &stencil ? 4 : 3);
   }
 }
 
