@@ -66,12 +66,13 @@ extern "C" __global__ void spmv_csr16(@ARGS@) {
 }
 )";
 
-// Short rows only: a thread sums a row, so long rows would serialise (csr16_vector's lane
-// groups take them). Rows per block: one and two a thread; the stage about twice the mean
-// share, so blocks of average rows stream.
+// Short rows only (a mean of 32 or fewer: meshes, kNN graphs, the classic banded matrix's 25):
+// a thread sums a row, so long rows would serialise (csr16_vector's lane groups take them). Rows
+// per block: one and two a thread; the stage about twice the mean share, so blocks of average rows
+// stream.
 std::vector<expert_config> space(const matrix_features& f, int) {
   std::vector<expert_config> out;
-  if (f.nnz == 0 || f.row_span_max > 65535 || f.row_length_mean > 24) return out;
+  if (f.nnz == 0 || f.row_span_max > 65535 || f.row_length_mean > 32) return out;
   for (int64_t block : {128, 256})
     for (int64_t per_thread : {1, 2}) {
       const int64_t rows = block * per_thread;
