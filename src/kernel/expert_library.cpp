@@ -28,6 +28,7 @@ const std::vector<family>& families() {
       csr_vector_spmv(),
       csr_adaptive_spmv(),
       csr_merge_spmv(),
+      csr_merge_tiles_spmv(),
       csr_split_spmv(),
       ell_spmv(),
       sell_spmv(),

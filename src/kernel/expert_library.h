@@ -90,6 +90,7 @@ family csr_scalar_spmv();
 family csr_vector_spmv();
 family csr_adaptive_spmv();
 family csr_merge_spmv();
+family csr_merge_tiles_spmv();
 family csr_split_spmv();
 family coo4_spmv();
 family ell_spmv();
