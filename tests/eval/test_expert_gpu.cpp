@@ -84,6 +84,34 @@ TEST(GpuExpertDevice, Csr16AndDetectedBsrTemplatesAreCorrect) {
   EXPECT_GT(checked, 8);
 }
 
+// csr_merge_tiles on the GPU, where blocks run at once and the shares of a row crossing tiles
+// race to its scratch slot: every offered configuration and one of 32 x 1 tiles (a 100k-nonzero
+// row in thousands of shares) on a circuit matrix with a few dense rows and on a mesh, each
+// correct in every checked run (the trials and timed runs reuse one loaded module, so a slot
+// left non-zero would spoil the next run's sums).
+TEST(GpuExpertDevice, MergeTilesAreCorrectWhereRowsCrossManyTiles) {
+  if (!gpu_present()) GTEST_SKIP() << "no GPU or CUDA driver on this machine";
+  gpu_runner runner;
+  evaluator ev(runner);
+  int checked = 0;
+  for (const family_case& c : {family_case{"circuit", 500000, 2, 1, "natural"},
+                               family_case{"mesh2d", 300000, 2, 1, "rcm"}}) {
+    const csr_matrix a = generate(c);
+    const matrix_features f = compute_features(a);
+    const std::string label = std::string(c.family) + " (" + std::to_string(a.nnz()) +
+                              " nnz, longest row " + std::to_string(f.row_length_max) + ")";
+    SCOPED_TRACE(label);
+    std::vector<expert_config> configs;
+    for (const expert_config& e : expert_space(sparse_op::spmv, f, 1))
+      if (e.name == "csr_merge_tiles") configs.push_back(e);
+    expert_config tiny = configs.front();
+    tiny.params = {{"block", 32}, {"items", 1}, {"slots", 1 << 22}, {"rows_per_block", 4}};
+    configs.push_back(tiny);
+    checked += expect_correct(ev, {sparse_op::spmv, &a, 1, label}, configs);
+  }
+  EXPECT_EQ(checked, 6);
+}
+
 // RCSR on the GPU: every rcsr configuration on a mesh, a kNN and a power-law graph numbered at
 // random (the last also hubs first), correct
 // through the GPU worker's scratch buffer; and a program that skips the gather (reads the
