@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -125,12 +126,20 @@ std::vector<csr_matrix> expert_matrices() {
   return out;
 }
 
+// Every distinct program, interleaved by template (each template's first program, then each
+// one's second, ...), so that a byte cap keeps every template: in matrix order, a 256 KB cap (the
+// CPU quickstart's) held no BSR program and 11 of csr_merge, and each template added to the
+// library pushed out programs of the ones before it.
 void add_expert_programs(std::vector<corpus_document>& docs) {
   std::set<std::string> seen;
+  std::vector<std::string> templates;  // in order of first appearance
+  std::map<std::string, std::vector<corpus_document>> by_template;
   auto add = [&](const expert_config& config) {
     const std::string name = config.describe();
-    if (seen.insert(name).second)
-      docs.push_back({"expert/" + name, emit_program(config).to_text(), ""});
+    if (!seen.insert(name).second) return;
+    const std::string key = config.name + (config.op == sparse_op::spmv ? " spmv" : " spmm");
+    if (by_template.count(key) == 0) templates.push_back(key);
+    by_template[key].push_back({"expert/" + name, emit_program(config).to_text(), ""});
   };
   for (const csr_matrix& m : expert_matrices()) {
     const matrix_features f = compute_features(m);
@@ -138,6 +147,15 @@ void add_expert_programs(std::vector<corpus_document>& docs) {
          {std::pair{sparse_op::spmv, 1}, {sparse_op::spmm, 8}, {sparse_op::spmm, 64}}) {
       add(pick_heuristic(op, f, k));
       for (const expert_config& c : expert_space(op, f, k)) add(c);
+    }
+  }
+  for (size_t round = 0, added = 1; added > 0; ++round) {
+    added = 0;
+    for (const std::string& key : templates) {
+      std::vector<corpus_document>& programs = by_template[key];
+      if (round >= programs.size()) continue;
+      docs.push_back(std::move(programs[round]));
+      ++added;
     }
   }
 }

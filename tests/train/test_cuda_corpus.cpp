@@ -126,6 +126,21 @@ TEST(cuda_corpus, expert_programs_cover_every_template_and_come_first) {
   EXPECT_EQ(s.expert_documents, static_cast<int64_t>(docs.size()));
 }
 
+// Under the CPU quickstart's 256 KB cap the programs are interleaved by template, so every
+// template keeps at least one (in matrix order the cap was spent on the first matrices' long
+// templates and no BSR program was left).
+TEST(cuda_corpus, a_byte_cap_keeps_every_template) {
+  corpus_options o;
+  o.toolkit = false;
+  o.max_bytes = 256 << 10;
+  corpus_stats s;
+  const std::vector<corpus_document> docs = build_cuda_corpus(o, &s);
+  EXPECT_GT(s.skipped_over_cap, 0);
+  std::set<std::string> names;
+  for (const corpus_document& d : docs) names.insert(d.source.substr(7, d.source.find(' ') - 7));
+  for (const expert_template& t : expert_templates()) EXPECT_TRUE(names.count(t.name)) << t.name;
+}
+
 TEST(cuda_corpus, builds_are_identical_and_split_by_document) {
   testing::scratch_dir root;
   fake_toolkit(root);
