@@ -5,9 +5,10 @@
 # builds sparserl (for the generators), writes each matrix with the suite's spec (seed 2026),
 # compiles the probe with nvcc and runs it on each; BENCH_ONLY also runs `sparserl bench --only`
 # on those matrices (the harness's view of the same ones), BENCH_SUITE=realistic|classic the
-# whole suite (SUITE_LIMIT_S, default 400). Results under $OUT (or ./out): probe.txt (one line
-# per variant), bench-*.json / .log and the logs (few files: the device tool returns a limited
-# number).
+# whole suite (SUITE_LIMIT_S, default 400); GPU_TESTS="regex" also builds the expert templates'
+# GPU tests (tests/eval/test_expert_gpu.cpp) and runs those that match, first (ctest-gpu.log).
+# Results under $OUT (or ./out): probe.txt (one line per variant), bench-*.json / .log and the
+# logs (few files: the device tool returns a limited number).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 out=${OUT:-$PWD/out}
@@ -37,8 +38,12 @@ for m in $matrices; do
 done
 
 start=$SECONDS
-CTEST_REGEX='^$' GPU_TESTS='^$' TARGETS="sparserl sparserl-gpu-worker sparserl-nvrtc-child" \
+gpu_tests=${GPU_TESTS:-'^$'}
+targets="sparserl sparserl-gpu-worker sparserl-nvrtc-child"
+[[ $gpu_tests == '^$' ]] || targets+=" eval_test_expert_gpu"
+CTEST_REGEX=$gpu_tests GPU_TESTS=$gpu_tests TARGETS=$targets \
   OUT="$out/check" bash scripts/gpu-check.sh >"$out/check.log" 2>&1
+[[ $gpu_tests == '^$' ]] || cp "$out/check/ctest-gpu.log" "$out/ctest-gpu.log" 2>/dev/null
 multiarch=$PWD/.deps/root/usr/lib/x86_64-linux-gnu
 [[ -d $multiarch ]] && export LD_LIBRARY_PATH=$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=build-gpu/src/cli/sparserl
