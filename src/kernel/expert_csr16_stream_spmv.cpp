@@ -79,7 +79,7 @@ std::vector<expert_config> space(const matrix_features& f, int) {
       const double staged = 2.0 * std::max(1.0, f.row_length_mean) * static_cast<double>(rows);
       const int64_t cap = clamp64(pow2_at_least(static_cast<int64_t>(staged)), 256, 8192);
       // A stage smaller than an average block's nonzeros would send most blocks down the
-      // direct path: that config is csr16_vector with lanes=1, already offered.
+      // direct path (a thread per row from global memory, as csr16_vector with one lane).
       if (f.row_length_mean * static_cast<double>(rows) > static_cast<double>(cap)) continue;
       out.push_back(make_config(info(), {},
                                 {{"block", block}, {"rows_per_block", rows}, {"stream_cap", cap}}));
