@@ -149,22 +149,27 @@ kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
   return p;
 }
 
-kernel_program emit_row_stream(const expert_config& c, format_kind format,
-                               const std::string& source,
-                               std::map<std::string, std::string> extra_values) {
-  const int64_t block = c.param("block");
-  require_block(c, block);
-  require(c.param("rows_per_block") >= 1 && c.param("rows_per_block") <= (1 << 20), c,
-          "rows_per_block must be 1..2^20");
-  require(c.param("stream_cap") >= 32 && c.param("stream_cap") <= 8192, c,
-          "stream_cap must be 32..8192 (shared memory)");
+kernel_program emit_rows_kernel(const expert_config& c, format_kind format,
+                                const std::string& source, int64_t rows_per_block,
+                                std::map<std::string, std::string> extra_values) {
   auto values = as_text(c.params);
   values.insert(extra_values.begin(), extra_values.end());
   values["ARGS"] = entry_args(sparse_op::spmv, format);
   kernel_program p;
-  p.launches = {rows_launch("", block, c.param("rows_per_block"))};
+  p.launches = {rows_launch("", c.param("block"), rows_per_block)};
   p.source = fill(source, values);
   return p;
+}
+
+kernel_program emit_row_stream(const expert_config& c, format_kind format,
+                               const std::string& source,
+                               std::map<std::string, std::string> extra_values) {
+  require_block(c, c.param("block"));
+  require(c.param("rows_per_block") >= 1 && c.param("rows_per_block") <= (1 << 20), c,
+          "rows_per_block must be 1..2^20");
+  require(c.param("stream_cap") >= 32 && c.param("stream_cap") <= 8192, c,
+          "stream_cap must be 32..8192 (shared memory)");
+  return emit_rows_kernel(c, format, source, c.param("rows_per_block"), std::move(extra_values));
 }
 
 kernel_program emit_thread_per_row(const expert_config& c, format_kind format,

@@ -158,6 +158,12 @@ std::vector<expert_config> lanes_per_row_space(const expert_template& info,
                                                const std::vector<int64_t>& lane_counts);
 kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
                                   const std::string& source);
+// One SpMV entry point launched over rows (block threads, rows_per_block rows a block): `source`
+// filled with the params, `extra_values` and @ARGS@. The emitters below and the CSR templates whose
+// parameters need their own checks (csr_merge, csr_merge_tiles, csr_split) end in it.
+kernel_program emit_rows_kernel(const expert_config& c, format_kind format,
+                                const std::string& source, int64_t rows_per_block,
+                                std::map<std::string, std::string> extra_values = {});
 // Templates whose blocks stage their rows' nonzeros in shared memory (csr_adaptive, csr16_stream)
 // share their emitter: checks block, rows_per_block and stream_cap (<= 8192, shared memory), fills
 // `source` with the params, `extra_values` and @ARGS@, one launch of rows_per_block rows a block.

@@ -100,16 +100,10 @@ std::vector<expert_config> space(const matrix_features& f, int) {
 }
 
 kernel_program emit(const expert_config& c) {
-  const int64_t block = c.param("block");
-  require_block(c, block);
+  require_block(c, c.param("block"));
   require(c.param("rows_per_block") >= 1, c, "rows_per_block must be >= 1");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  values["MERGE_SEARCH"] = merge_search_source;
-  kernel_program p;
-  p.launches = {rows_launch("", block, c.param("rows_per_block"))};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format_kind::csr, source, c.param("rows_per_block"),
+                          {{"MERGE_SEARCH", merge_search_source}});
 }
 
 }  // namespace

@@ -187,13 +187,8 @@ kernel_program emit(const expert_config& c) {
   require(items >= 1 && block * items <= 4096, c, "items must be >= 1 with block * items <= 4096");
   require(c.param("slots") >= 1 && c.param("slots") <= (1 << 22), c, "slots must be 1..2^22");
   require(c.param("rows_per_block") >= 1, c, "rows_per_block must be >= 1");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  values["MERGE_SEARCH"] = merge_search_source;
-  kernel_program p;
-  p.launches = {rows_launch("", block, c.param("rows_per_block"))};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format_kind::csr, source, c.param("rows_per_block"),
+                          {{"MERGE_SEARCH", merge_search_source}});
 }
 
 }  // namespace

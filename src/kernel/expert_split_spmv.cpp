@@ -173,13 +173,8 @@ kernel_program emit(const expert_config& c) {
   require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
   require(c.param("chunk") >= 32 && c.param("chunk") <= (1 << 24), c, "chunk must be 32..2^24");
   require(c.param("slots") >= 1 && c.param("slots") <= (1 << 22), c, "slots must be 1..2^22");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  values["WARP_SUM"] = warp_sum_source;
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / lanes)};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format_kind::csr, source, block / lanes,
+                          {{"WARP_SUM", warp_sum_source}});
 }
 
 }  // namespace
