@@ -46,6 +46,7 @@ constexpr int kItems = @items@;          // merge items a thread walks
 constexpr int kTile = kBlock * kItems;   // merge items a tile
 constexpr int kHalf = kBlock / 2;
 constexpr int kSlots = @slots@;
+constexpr int kStageBatch = kItems < 8 ? kItems : 8;  // staging loads a thread has in flight
 
 __device__ float tile_share_sum[kSlots];  // zero at load; each launch leaves it zero
 __device__ unsigned int tile_share_count[kSlots];
@@ -119,8 +120,25 @@ extern "C" __global__ void spmv_csr(@ARGS@) {
     const int ja = (int)(d0 - ra);           // and nonzeros [ja, ja + n_nnz)
     const int n_rows = rb - ra, n_nnz = (int)(d1 - rb) - ja;
     for (int i = threadIdx.x; i < n_rows; i += kBlock) row_end[i] = row_ptr[ra + 1 + i];
-    for (int i = threadIdx.x; i < n_nnz; i += kBlock)
-      product[i] = values[ja + i] * __ldg(&x[col_idx[ja + i]]);
+    // Columns and values of a batch in flight together, then their x, then the stores: a
+    // load-store loop would wait on two loads an item.
+    for (int i0 = 0; i0 < n_nnz; i0 += kStageBatch * kBlock) {
+      int col[kStageBatch];
+      float value[kStageBatch], x_col[kStageBatch];
+#pragma unroll
+      for (int s = 0; s < kStageBatch; ++s) {
+        const int i = i0 + s * kBlock + (int)threadIdx.x;
+        col[s] = i < n_nnz ? col_idx[ja + i] : 0;
+        value[s] = i < n_nnz ? values[ja + i] : 0.0f;
+      }
+#pragma unroll
+      for (int s = 0; s < kStageBatch; ++s) x_col[s] = __ldg(&x[col[s]]);
+#pragma unroll
+      for (int s = 0; s < kStageBatch; ++s) {
+        const int i = i0 + s * kBlock + (int)threadIdx.x;
+        if (i < n_nnz) product[i] = value[s] * x_col[s];
+      }
+    }
     __syncthreads();
 
     const int first = min((int)threadIdx.x * kItems, n_rows + n_nnz);
