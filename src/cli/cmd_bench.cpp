@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -155,6 +156,19 @@ nlohmann::json ranked_json(const tune_result& r) {
   return out;
 }
 
+// The candidates' time by phase, summed over the pool's threads (so it can exceed tune_wall_s):
+// where a suite's minutes go.
+nlohmann::json tune_phases_json(const tune_result& r) {
+  double compile = 0, prepare = 0, run = 0, check = 0;
+  for (const tuned_candidate& c : r.ranked) {
+    compile += c.result.compile_ms / 1e3;
+    prepare += c.result.prepare_ms / 1e3;
+    run += c.result.run_ms / 1e3;
+    check += c.result.check_ms / 1e3;
+  }
+  return {{"compile", compile}, {"prepare", prepare}, {"run", run}, {"check", check}};
+}
+
 nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const bench_args& a,
                          double peak) {
   const csr_matrix matrix = generate_matrix(m.spec);
@@ -180,6 +194,7 @@ nlohmann::json bench_one(program_runner& runner, const suite_matrix& m, const be
                       {"candidates", r.ranked.size()},
                       {"correct", r.correct},
                       {"tune_wall_s", r.wall_s},
+                      {"tune_phase_s", tune_phases_json(r)},
                       {"cusparse", base ? base->name : ""},
                       {"cusparse_algorithm", base ? base->algorithm : ""},
                       {"cusparse_skipped", base ? base->skipped : ""},
@@ -333,6 +348,12 @@ void run_bench(const bench_args& a) {
   const std::vector<suite_matrix> matrices =
       select(suite(a.suite, *parse_op(a.op), a.scale), a.only);
   if (!a.rescore.empty()) return run_rescore(a, matrices, *parse_op(a.op));
+  // Before any work: a run of minutes must not end on an output directory it cannot write.
+  std::error_code ec;
+  std::filesystem::create_directories(a.out_dir, ec);
+  if (ec || !std::filesystem::is_directory(a.out_dir))
+    throw error("-o " + a.out_dir + ": cannot create the directory" +
+                (ec ? ": " + ec.message() : std::string()));
   std::unique_ptr<program_runner> runner = make_runner(a.device, a.workers);
   double peak = 0;
   if (auto* gpu = dynamic_cast<gpu_runner*>(runner.get())) {
@@ -389,7 +410,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--device", args->device, "gpu, cpu or auto")->capture_default_str();
   cmd->add_option("--workers", args->workers, "GPU workers (and concurrent evaluations)")
       ->capture_default_str();
-  cmd->add_option("-o,--out", args->out_dir, "directory for bench.csv / bench.json (must exist)")
+  cmd->add_option("-o,--out", args->out_dir,
+                  "directory for bench.csv / bench.json (created if missing)")
       ->capture_default_str();
   cmd->add_option("--rescore", args->rescore,
                   "An earlier run's bench.json of this suite: today's heuristic pick per matrix "

@@ -59,6 +59,11 @@ const launch_spec& launch_for(const kernel_program& p, const std::string& entry)
   throw error("no LAUNCH line for entry point " + entry);
 }
 
+double elapsed_ms(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since)
+      .count();
+}
+
 int64_t csr_footprint(const csr_matrix& a) {
   return static_cast<int64_t>(a.row_ptr.size() + a.col_idx.size() + a.values.size()) * 4;
 }
@@ -94,8 +99,7 @@ verdict evaluator::evaluate_program(const eval_task& task, const kernel_program&
   const auto t0 = std::chrono::steady_clock::now();
   const std::shared_ptr<const compile_result> compiled =
       compiled_.compile(device_source, options_.compile);
-  v.compile_ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  v.compile_ms = elapsed_ms(t0);
   v.compile_log = compiled->log;
   if (!compiled->ok) {
     v.failure = compiled->error;
@@ -129,12 +133,14 @@ void evaluator::run_and_verify(const eval_task& task, const std::string& key,
                                const std::string& device_source, verdict& v) {
   std::string data_id;
   std::shared_ptr<const format_arguments> args;
+  auto t0 = std::chrono::steady_clock::now();
   try {
     args = arguments_for(task, key, program, data_id);
   } catch (const error& e) {
     v.failure = std::string("format: ") + e.what();
     return;
   }
+  v.prepare_ms = elapsed_ms(t0);
   v.compiled = true;
   v.footprint_bytes = args->footprint_bytes;
 
@@ -168,7 +174,20 @@ void evaluator::run_and_verify(const eval_task& task, const std::string& key,
   const std::shared_ptr<const trial_set> trials = trials_for(task, key);
   request.inputs = trials->inputs;
 
+  t0 = std::chrono::steady_clock::now();
   const run_result result = runner_.run(request, options_.limits);
+  v.run_ms = elapsed_ms(t0);
+  t0 = std::chrono::steady_clock::now();
+  struct check_timer {  // every return below counts the checks' time, the baseline's not
+    verdict& v;
+    std::chrono::steady_clock::time_point t0;
+    bool stopped = false;
+    void stop() {
+      if (!stopped) v.check_ms = elapsed_ms(t0);
+      stopped = true;
+    }
+    ~check_timer() { stop(); }
+  } check_time{v, t0};
   if (!result.ok) {
     v.failure = "runtime: " + result.failure;
     return;
@@ -206,6 +225,7 @@ void evaluator::run_and_verify(const eval_task& task, const std::string& key,
     }
   }
   v.correct = true;
+  check_time.stop();
   if (!result.kernel_ms) return;
   v.kernel_ms = result.kernel_ms;
   v.timing_method = result.timing_method;

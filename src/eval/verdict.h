@@ -16,6 +16,10 @@ struct verdict {
   int checked_timed_runs = 0;  // timed runs verified against their own fresh input (GPU)
   double max_error_ratio = 0;  // worst |error| / tolerance seen (<= 1 passes)
   double compile_ms = 0;
+  // Where an evaluation's wall time went besides compiling (the tuner sums them per matrix):
+  // building the format's arrays (0 when cached), the runner (upload, trials, timing) and the
+  // host's checks of its outputs against float64 references.
+  double prepare_ms = 0, run_ms = 0, check_ms = 0;
   std::optional<double> kernel_ms;    // median, measured; empty on the CPU executor
   std::optional<double> baseline_ms;  // cuSPARSE, same protocol
   std::string baseline_name;  // the fastest correct cuSPARSE algorithm, "cusparseSpMV CSR_ALG2"

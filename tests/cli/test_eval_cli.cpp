@@ -75,6 +75,11 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const nlohmann::json doc = nlohmann::json::parse(testing::slurp(path("bench.json")));
   ASSERT_EQ(doc["matrices"].size(), 2u);
+  for (const auto& m : doc["matrices"]) {  // where the tuning time went, summed over candidates
+    EXPECT_GT(m["tune_phase_s"]["compile"].get<double>(), 0) << m["tune_phase_s"];
+    EXPECT_GT(m["tune_phase_s"]["run"].get<double>(), 0) << m["tune_phase_s"];
+    EXPECT_GT(m["tune_phase_s"]["check"].get<double>(), 0) << m["tune_phase_s"];
+  }
   EXPECT_EQ(doc["matrices"][0]["matrix"], "lp");
   EXPECT_EQ(doc["executor"], "cpu");
   EXPECT_TRUE(doc["complete"].get<bool>());  // false only in the copies written along the way
@@ -94,6 +99,13 @@ TEST_F(EvalCli, BenchWritesOneRowPerMatrix) {
   const std::string csv = testing::slurp(path("bench.csv"));
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);  // header + 2 rows
   expect_one_line_error("bench --suite tiny --only nosuch --device cpu -o " + path(""), "nosuch");
+  // The output directory is made before the work, and one that cannot be is refused before it.
+  const run_result nested =
+      run("bench --suite tiny --only lp --device cpu -o " + path("runs/lp-only"));
+  ASSERT_EQ(nested.code, 0) << nested.out << nested.err;
+  EXPECT_FALSE(testing::slurp(path("runs/lp-only/bench.json")).empty());
+  expect_one_line_error("bench --suite tiny --only lp --device cpu -o " + path("bench.csv/x"),
+                        "cannot create the directory");
 
   // --rescore: today's pick looked up in an earlier run's ranking (given times here: candidate i
   // took 1 + i ms), against that run's own pick (renamed, so it is not found).

@@ -63,6 +63,22 @@ TEST_F(evaluator_test, correct_program_earns_the_correct_reward) {
   EXPECT_DOUBLE_EQ(v.reward, reward_config{}.correct);
 }
 
+// The tuner sums these per matrix (bench's tune_phase_s): each stage that ran has a time, and a
+// stage that did not run has none.
+TEST_F(evaluator_test, each_stage_that_ran_reports_its_time) {
+  const verdict ran = evaluate(csr_program(std::string(row_sum) + "y[row] = s;"));
+  ASSERT_TRUE(ran.correct) << ran.failure;
+  EXPECT_GT(ran.compile_ms, 0);
+  EXPECT_GE(ran.prepare_ms, 0);
+  EXPECT_GT(ran.run_ms, 0);
+  EXPECT_GT(ran.check_ms, 0);
+  const verdict broken = evaluate(csr_program("this does not compile;"));
+  ASSERT_FALSE(broken.compiled);
+  EXPECT_GT(broken.compile_ms, 0);
+  EXPECT_EQ(broken.run_ms, 0);
+  EXPECT_EQ(broken.check_ms, 0);
+}
+
 TEST_F(evaluator_test, prose_without_a_program_scores_lowest) {
   const verdict v = evaluate("I would use a CSR kernel with one thread per row.");
   EXPECT_FALSE(v.extracted);
