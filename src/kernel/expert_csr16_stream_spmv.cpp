@@ -4,9 +4,9 @@
 // from there. A thread per row reading its own entries (csr16_vector lanes=1) touches a warp's
 // 32 rows x 7 entries in 7 strided steps; staged, the 6 bytes a nonzero stream in full sectors.
 // Blocks whose rows do not fit the stage read them directly, a thread a row. Staging loads go
-// out in batches before their stores, with the thread's row bounds alongside: the first version
-// (a load-store loop after the bounds) was 17% slower than csr16_vector lanes=1 on mesh2d_rcm
-// (H100, 2026-12-07: 61.5 us against 52.7), latency-bound rather than bandwidth-bound.
+// out in batches before their stores, with the thread's row bounds alongside (a load-store loop
+// waits on each load): up to 18% faster on an H100, yet behind csr16_vector on every matrix
+// timed there (docs/benchmarks.md, 2026-12-07/08).
 #include <algorithm>
 
 #include "kernel/expert_library.h"
