@@ -7,7 +7,8 @@
 #include <vector>
 
 #include "sparse/block_shape.h"
-#include "sparse/formats.h"
+#include "sparse/format_detail.h"
+#include "sparse/node_order.h"
 
 namespace sparserl {
 
@@ -147,15 +148,20 @@ double block_fill(int64_t nnz, int64_t blocks, int32_t b) {
   return nnz == 0 ? 0 : static_cast<double>(nnz) / (static_cast<double>(blocks) * b * b);
 }
 
+// The column distance RCSR's matrix would have, from the RCM positions alone: building that matrix
+// (rows gathered and re-sorted) cost a quarter of the features' time on a 4M-row road graph.
 double renumbered_distance_mean(const csr_matrix& a, double own) {
   if (a.rows != a.cols || own <= random_order_distance) return own;
-  rcsr_matrix b = to_rcsr(a);
-  csr_matrix renumbered;
-  renumbered.rows = a.rows;
-  renumbered.cols = a.cols;
-  renumbered.row_ptr = std::move(b.row_ptr);
-  renumbered.col_idx = std::move(b.col_idx);
-  return distance_from_diagonal(renumbered).mean / static_cast<double>(std::max(a.rows, 1));
+  const std::vector<int32_t> order = reverse_cuthill_mckee_order(a);
+  std::vector<int32_t> position(order.size());
+  for (size_t p = 0; p < order.size(); ++p) position[static_cast<size_t>(order[p])] = p;
+  double sum = 0;  // integer distances below 2^53 in total: exact in any order
+#pragma omp parallel for reduction(+ : sum) if (detail::parallel_worth(a.rows))
+  for (int32_t r = 0; r < a.rows; ++r)
+    for (int32_t e = a.row_ptr[r]; e < a.row_ptr[r + 1]; ++e)
+      sum += static_cast<double>(std::abs(int64_t{position[a.col_idx[e]]} - position[r]));
+  const double mean = a.nnz() > 0 ? sum / static_cast<double>(a.nnz()) : 0.0;
+  return mean / static_cast<double>(std::max(a.rows, 1));
 }
 
 double hub_share(const csr_matrix& a) {

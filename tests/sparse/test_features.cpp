@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sparse/features.h"
+#include "sparse/formats.h"
 #include "sparse/generators.h"
 
 namespace sparserl {
@@ -299,6 +300,15 @@ TEST(Features, RenumberedDistanceFindsALocalOrderWhereOneExists) {
   const matrix_features wide =
       compute_features(csr_from_triplets(2, 10, {{0, 9, 1.f}, {1, 0, 1.f}}));
   EXPECT_EQ(wide.renumbered_distance_mean, wide.column_distance_mean);
+  // Computed from the RCM positions: exactly the distance of the RCSR matrix itself (the value the
+  // features held when they built that matrix).
+  mesh.order = "random";
+  const rcsr_matrix renumbered = to_rcsr(generate_matrix(mesh));
+  csr_matrix b;
+  b.rows = b.cols = renumbered.rows;
+  b.row_ptr = renumbered.row_ptr;
+  b.col_idx = renumbered.col_idx;
+  EXPECT_EQ(shuffled.renumbered_distance_mean, distance_from_diagonal(b).mean / b.rows);
   // Uniformly random columns have no local order: RCM leaves them far.
   generator_spec random = default_spec("random");
   random.rows = 4000;
