@@ -89,12 +89,7 @@ kernel_program emit(const expert_config& c) {
   require(cc >= 1 && cc <= 64, c, "c must be 1..64");
   require(is_pow2(group) && group >= r && group <= 32, c,
           "group must be a power of two with r <= group <= 32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::bsr);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / group)};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format_kind::bsr, source, block / group);
 }
 
 }  // namespace

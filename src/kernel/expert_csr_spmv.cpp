@@ -42,15 +42,7 @@ std::vector<expert_config> scalar_space(const matrix_features& f, int) {
 }
 
 kernel_program scalar_emit(const expert_config& c) {
-  const int64_t block = c.param("block");
-  require_block(c, block);
-  require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::csr);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block)};
-  p.source = fill(scalar_source, values);
-  return p;
+  return emit_thread_per_row(c, format_kind::csr, scalar_source, 1);
 }
 
 expert_template vector_info() {

@@ -141,12 +141,7 @@ kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
   const int64_t block = c.param("block"), lanes = c.param("lanes");
   require_block(c, block);
   require(is_pow2(lanes) && lanes <= 32, c, "lanes must be a power of two <= 32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block / lanes)};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format, source, block / lanes);
 }
 
 kernel_program emit_rows_kernel(const expert_config& c, format_kind format,
@@ -177,12 +172,7 @@ kernel_program emit_thread_per_row(const expert_config& c, format_kind format,
   const int64_t block = c.param("block");
   require_block(c, block);
   require(c.param("unroll") >= 1 && c.param("unroll") <= 32, c, "unroll must be 1..32");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block * rows_per_thread)};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format, source, block * rows_per_thread);
 }
 
 launch_spec rows_launch(const std::string& entry, int64_t block, int64_t rows_per_block,

@@ -159,8 +159,8 @@ std::vector<expert_config> lanes_per_row_space(const expert_template& info,
 kernel_program emit_lanes_per_row(const expert_config& c, format_kind format,
                                   const std::string& source);
 // One SpMV entry point launched over rows (block threads, rows_per_block rows a block): `source`
-// filled with the params, `extra_values` and @ARGS@. The emitters below and the CSR templates whose
-// parameters need their own checks (csr_merge, csr_merge_tiles, csr_split) end in it.
+// filled with the params, `extra_values` and @ARGS@. Every SpMV template with one rows launch ends
+// in it, after checking its own parameters (the emitters here, BSR, SELL, the merge and split CSR).
 kernel_program emit_rows_kernel(const expert_config& c, format_kind format,
                                 const std::string& source, int64_t rows_per_block,
                                 std::map<std::string, std::string> extra_values = {});

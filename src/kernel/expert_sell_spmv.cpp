@@ -72,12 +72,7 @@ kernel_program emit(const expert_config& c) {
   require_block(c, block);
   require(is_pow2(slice) && slice <= 1024, c, "C must be a power of two <= 1024");
   require(c.format_param("sigma") >= 1, c, "sigma must be >= 1");
-  auto values = as_text(c.params);
-  values["ARGS"] = entry_args(sparse_op::spmv, format_kind::sell);
-  kernel_program p;
-  p.launches = {rows_launch("", block, block)};
-  p.source = fill(source, values);
-  return p;
+  return emit_rows_kernel(c, format_kind::sell, source, block);
 }
 
 }  // namespace

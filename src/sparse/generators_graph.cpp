@@ -18,8 +18,8 @@ csr_matrix build_pattern(int32_t nodes, const neighbour_filler& fill) {
 
 csr_matrix finish_graph(const generator_spec& spec, const csr_matrix& pattern, int32_t dof) {
   const std::vector<int32_t> order = node_order(spec.order, pattern, spec.seed);
-  std::vector<int32_t> position(order.size());
-  for (size_t i = 0; i < order.size(); ++i) position[static_cast<size_t>(order[i])] = int32_t(i);
+  const std::vector<int32_t> position =
+      inverse_permutation(order, pattern.rows, spec.family.c_str());
   check_nnz_estimate(spec.family, static_cast<double>(pattern.nnz()) * dof * dof);
   const int64_t rows = int64_t{pattern.rows} * dof;
   if (rows > INT32_MAX) fail(spec, "more than 2^31-1 rows");

@@ -106,6 +106,22 @@ std::vector<int32_t> node_order(const std::string& name, const csr_matrix& patte
   throw error("unknown node order '" + name + "': expected natural, random or rcm");
 }
 
+std::vector<int32_t> inverse_permutation(const std::vector<int32_t>& perm, int32_t n,
+                                         const char* what) {
+  if (perm.size() != static_cast<size_t>(n))
+    throw error(std::string(what) + ": the order has " + std::to_string(perm.size()) +
+                " entries for " + std::to_string(n) + " rows");
+  std::vector<int32_t> position(perm.size(), -1);
+  for (size_t p = 0; p < perm.size(); ++p) {
+    const int32_t old = perm[p];
+    if (old < 0 || old >= n || position[static_cast<size_t>(old)] >= 0)
+      throw error(std::string(what) + ": the order is not a permutation of 0.." +
+                  std::to_string(n - 1));
+    position[static_cast<size_t>(old)] = static_cast<int32_t>(p);
+  }
+  return position;
+}
+
 int64_t matrix_bandwidth(const csr_matrix& a) { return distance_from_diagonal(a).largest; }
 
 }  // namespace sparserl

@@ -18,6 +18,10 @@ std::vector<int32_t> random_order(int32_t nodes, uint64_t seed);
 std::vector<int32_t> hubs_first_order(const csr_matrix& pattern);
 // "natural" gives the identity. Throws sparserl::error on an unknown name.
 std::vector<int32_t> node_order(const std::string& name, const csr_matrix& pattern, uint64_t seed);
+// position[perm[p]] = p: where each old node went. Throws sparserl::error naming `what` unless
+// perm is a permutation of 0..n-1.
+std::vector<int32_t> inverse_permutation(const std::vector<int32_t>& perm, int32_t n,
+                                         const char* what);
 // The largest |row - col| over the nonzeros.
 int64_t matrix_bandwidth(const csr_matrix& a);
 

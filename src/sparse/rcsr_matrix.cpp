@@ -31,23 +31,6 @@ void check_rcsr_shape(const rcsr_matrix& a, const char* what) {
       throw error(std::string(what) + ": row_ptr decreases at row " + std::to_string(p));
 }
 
-// position[perm[p]] = p; throws unless perm is a permutation of 0..n-1.
-std::vector<int32_t> inverse_permutation(const std::vector<int32_t>& perm, int32_t n,
-                                         const char* what) {
-  if (perm.size() != static_cast<size_t>(n))
-    throw error(std::string(what) + ": the order has " + std::to_string(perm.size()) +
-                " entries for " + std::to_string(n) + " rows");
-  std::vector<int32_t> position(perm.size(), -1);
-  for (size_t p = 0; p < perm.size(); ++p) {
-    const int32_t old = perm[p];
-    if (old < 0 || old >= n || position[static_cast<size_t>(old)] >= 0)
-      throw error(std::string(what) + ": the order is not a permutation of 0.." +
-                  std::to_string(n - 1));
-    position[static_cast<size_t>(old)] = static_cast<int32_t>(p);
-  }
-  return position;
-}
-
 }  // namespace
 
 rcsr_matrix to_rcsr(const csr_matrix& a, std::vector<int32_t> perm) {
